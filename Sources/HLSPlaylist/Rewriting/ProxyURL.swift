@@ -1,0 +1,89 @@
+/// The proxy URL form, a reversible pure function pair.
+///
+/// `https://cdn.example.com:8443/live/a.m3u8?t=1` ↔ `<base>/o/https/cdn.example.com:8443/live/a.m3u8?t=1`.
+/// The authority (host, port, IPv6 brackets), path, query and fragment are copied byte for byte, so the last
+/// path component (and the file extension) stays readable and nothing needs escaping.
+public enum ProxyURL {
+    /// The path prefix of proxied URLs.
+    public static let pathPrefix = "/o/"
+
+    /// The proxied form of an origin URL.
+    /// - Parameters:
+    ///   - origin: an absolute `http` or `https` URL with a host.
+    ///   - base: the front's base URL (`http://127.0.0.1:8080`), or empty for an absolute-path URL.
+    /// - Returns: the proxied URL, or `nil` when `origin` is not an absolute `http`/`https` URL.
+    public static func make(origin: String, base: String = "") -> String? {
+        let bytes = Array(origin.utf8)
+        return bytes.withUnsafeBufferPointer { buffer -> String? in
+            let parts = URLReference(buffer, 0..<buffer.count)
+            guard let scheme = parts.scheme, URLResolver.isHTTP(buffer, scheme), let authority = parts.authority,
+                !authority.isEmpty
+            else { return nil }
+            let schemeText = String(decoding: buffer[scheme], as: UTF8.self)
+            let rest = String(decoding: buffer[authority.lowerBound...], as: UTF8.self)
+            return normalizedBase(base) + pathPrefix + schemeText + "/" + rest
+        }
+    }
+
+    /// The origin URL a proxied request target names.
+    /// - Parameter target: the request target, `/o/https/cdn.example.com/live/a.m3u8?t=1`.
+    /// - Returns: `https://cdn.example.com/live/a.m3u8?t=1`, or `nil` when the target is not of that form
+    ///   (unknown scheme, empty host).
+    public static func origin(fromPath target: some StringProtocol) -> String? {
+        guard target.hasPrefix(pathPrefix) else { return nil }
+        let remainder = target.dropFirst(pathPrefix.count)
+        guard let slash = remainder.firstIndex(of: "/") else { return nil }
+        let scheme = remainder[..<slash]
+        guard scheme.lowercased() == "http" || scheme.lowercased() == "https" else { return nil }
+        let afterScheme = remainder[remainder.index(after: slash)...]
+        let authorityEnd =
+            afterScheme.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? afterScheme.endIndex
+        guard authorityEnd > afterScheme.startIndex else { return nil }
+        return String(scheme) + "://" + String(afterScheme)
+    }
+
+    /// The origin URL of a full proxied URL made with `base`.
+    /// - Parameters:
+    ///   - proxyURL: a URL made by ``make(origin:base:)``.
+    ///   - base: the base it was made with.
+    /// - Returns: the origin URL, or `nil` when `proxyURL` is not of that form.
+    public static func origin(fromProxyURL proxyURL: String, base: String = "") -> String? {
+        let prefix = normalizedBase(base)
+        guard proxyURL.hasPrefix(prefix) else { return nil }
+        return origin(fromPath: proxyURL.dropFirst(prefix.count))
+    }
+
+    /// The base without trailing slashes.
+    static func normalizedBase(_ base: String) -> String {
+        var base = Substring(base)
+        while base.hasSuffix("/") { base = base.dropLast() }
+        return String(base)
+    }
+}
+
+/// The custom-scheme form, a reversible pure function pair: `https://…` ↔ `hlscache-https://…`.
+///
+/// For apps that hand playlists to an AVPlayer resource-loader delegate, which is only asked for URLs whose
+/// scheme the player does not know.
+public enum CustomSchemeURL {
+    /// The prefix put before the origin scheme.
+    public static let prefix = "hlscache-"
+
+    /// The custom-scheme form of an origin URL.
+    /// - Parameter origin: an absolute `http` or `https` URL.
+    /// - Returns: `hlscache-https://…`, or `nil` when `origin` is not an `http`/`https` URL.
+    public static func make(origin: String) -> String? {
+        let lowered = origin.prefix(8).lowercased()
+        guard lowered.hasPrefix("http://") || lowered.hasPrefix("https://") else { return nil }
+        return prefix + origin
+    }
+
+    /// The origin URL of a custom-scheme URL.
+    /// - Parameter url: `hlscache-https://…`.
+    /// - Returns: `https://…`, or `nil` when `url` is not of that form.
+    public static func origin(from url: String) -> String? {
+        guard url.hasPrefix(prefix) else { return nil }
+        let origin = String(url.dropFirst(prefix.count))
+        return make(origin: origin) == nil ? nil : origin
+    }
+}

@@ -1,0 +1,61 @@
+/// How a resolved absolute `http`/`https` URL is turned into the URI written to the rewritten playlist.
+///
+/// The two built-in mappings are reversible pure functions: see ``ProxyURL`` and ``CustomSchemeURL``.
+public struct URIMapping: Sendable {
+    enum Storage: Sendable {
+        case proxy(base: [UInt8])
+        case customScheme
+        case function(@Sendable (String) -> String?)
+    }
+
+    let storage: Storage
+
+    /// The proxy URL form: `https://cdn/a.m3u8` → `<base>/o/https/cdn/a.m3u8`.
+    /// - Parameter base: the front's base URL (`http://host:8080`), or empty for absolute-path URLs.
+    public static func proxy(base: String) -> URIMapping {
+        URIMapping(storage: .proxy(base: Array(ProxyURL.normalizedBase(base).utf8)))
+    }
+
+    /// The custom-scheme form for AVPlayer resource loaders: `https://cdn/a.m3u8` → `hlscache-https://cdn/a.m3u8`.
+    public static let customScheme = URIMapping(storage: .customScheme)
+
+    /// Any other mapping, given the resolved absolute URL; returning `nil` leaves the place untouched.
+    /// - Parameter transform: the mapping function.
+    public static func custom(_ transform: @escaping @Sendable (String) -> String?) -> URIMapping {
+        URIMapping(storage: .function(transform))
+    }
+
+    /// Applies the mapping to one absolute `http`/`https` URL.
+    /// - Parameter url: the resolved URL.
+    /// - Returns: the mapped URI, or `nil` when the mapping leaves it alone.
+    public func map(_ url: String) -> String? {
+        switch storage {
+        case .proxy(let base): return ProxyURL.make(origin: url, base: String(decoding: base, as: UTF8.self))
+        case .customScheme: return CustomSchemeURL.make(origin: url)
+        case .function(let transform): return transform(url)
+        }
+    }
+
+    /// Appends the mapped form of the URL that `layout` locates in `scratch` to `output`.
+    @inline(__always)
+    func append(_ scratch: [UInt8], _ layout: ResolvedLayout, to output: inout [UInt8]) -> Bool {
+        switch storage {
+        case .proxy(let base):
+            output.append(contentsOf: base)
+            output.append(contentsOf: "/o/".utf8)
+            output.append(contentsOf: scratch[layout.scheme])
+            output.append(ASCII.slash)
+            output.append(contentsOf: scratch[layout.authority.lowerBound..<layout.rest.upperBound])
+            return true
+        case .customScheme:
+            output.append(contentsOf: CustomSchemeURL.prefix.utf8)
+            output.append(contentsOf: scratch[layout.start..<layout.rest.upperBound])
+            return true
+        case .function(let transform):
+            let url = String(decoding: scratch[layout.start..<layout.rest.upperBound], as: UTF8.self)
+            guard let mapped = transform(url) else { return false }
+            output.append(contentsOf: mapped.utf8)
+            return true
+        }
+    }
+}

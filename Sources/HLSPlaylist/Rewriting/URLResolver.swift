@@ -1,0 +1,212 @@
+/// The components of an absolute base URL, as byte ranges of `bytes`.
+struct BaseURL: Sendable {
+    let bytes: [UInt8]
+    let scheme: Range<Int>
+    let hasAuthority: Bool
+    let authority: Range<Int>
+    let path: Range<Int>
+    let query: Range<Int>?
+
+    /// Parses an absolute URL (`scheme:` required); returns `nil` for a relative one.
+    init?(_ string: String) {
+        let bytes = Array(string.utf8)
+        let parts = bytes.withUnsafeBufferPointer { URLReference($0, 0..<$0.count) }
+        guard let scheme = parts.scheme else { return nil }
+        self.bytes = bytes
+        self.scheme = scheme
+        self.hasAuthority = parts.authority != nil
+        self.authority = parts.authority ?? scheme.upperBound..<scheme.upperBound
+        self.path = parts.path
+        self.query = parts.query
+    }
+
+    /// The query string of the URL, without `?`.
+    var queryString: String? { query.map { String(decoding: bytes[$0], as: UTF8.self) } }
+}
+
+/// The components of a URI reference (RFC 3986 section 4.1), as ranges of its bytes.
+struct URLReference {
+    var scheme: Range<Int>?
+    /// The authority without the leading `//`.
+    var authority: Range<Int>?
+    var path: Range<Int>
+    /// The query without `?`.
+    var query: Range<Int>?
+    /// The fragment without `#`.
+    var fragment: Range<Int>?
+
+    init(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) {
+        var index = range.lowerBound
+        let end = range.upperBound
+        scheme = nil
+        if index < end, ASCII.isAlpha(bytes[index]) {
+            var probe = index + 1
+            while probe < end {
+                let byte = bytes[probe]
+                guard
+                    ASCII.isAlpha(byte) || ASCII.isDigit(byte) || byte == UInt8(ascii: "+")
+                        || byte == UInt8(ascii: "-") || byte == ASCII.dot
+                else { break }
+                probe += 1
+            }
+            if probe < end, bytes[probe] == ASCII.colon {
+                scheme = index..<probe
+                index = probe + 1
+            }
+        }
+        authority = nil
+        if index + 1 < end, bytes[index] == ASCII.slash, bytes[index + 1] == ASCII.slash {
+            var authorityEnd = index + 2
+            while authorityEnd < end {
+                let byte = bytes[authorityEnd]
+                if byte == ASCII.slash || byte == ASCII.question || byte == ASCII.numberSign { break }
+                authorityEnd += 1
+            }
+            authority = (index + 2)..<authorityEnd
+            index = authorityEnd
+        }
+        var pathEnd = index
+        while pathEnd < end, bytes[pathEnd] != ASCII.question, bytes[pathEnd] != ASCII.numberSign { pathEnd += 1 }
+        path = index..<pathEnd
+        index = pathEnd
+        query = nil
+        if index < end, bytes[index] == ASCII.question {
+            var queryEnd = index + 1
+            while queryEnd < end, bytes[queryEnd] != ASCII.numberSign { queryEnd += 1 }
+            query = (index + 1)..<queryEnd
+            index = queryEnd
+        }
+        fragment = index < end ? (index + 1)..<end : nil
+    }
+}
+
+/// Where the parts of a resolved absolute URL lie in the output buffer.
+struct ResolvedLayout {
+    /// Start of the URL in the buffer.
+    var start: Int
+    /// The scheme, without `:`.
+    var scheme: Range<Int>
+    /// The authority, without `//`.
+    var authority: Range<Int>
+    /// Path, query and fragment.
+    var rest: Range<Int>
+}
+
+/// RFC 3986 section 5.2 reference resolution, writing the target URL into a byte buffer.
+enum URLResolver {
+    /// Resolves `reference` against `base`, appending the target URL to `output`.
+    /// - Returns: the layout of the target, or `nil` when the target is not an `http`/`https` URL with an
+    ///   authority (such places are left untouched); `output` is then restored.
+    static func resolve(
+        _ reference: UnsafeBufferPointer<UInt8>,
+        against base: BaseURL,
+        into output: inout [UInt8]
+    ) -> ResolvedLayout? {
+        let start = output.count
+        var ref = URLReference(reference, 0..<reference.count)
+        let baseScheme = base.scheme
+        if let scheme = ref.scheme, ref.authority == nil,
+            base.bytes.withUnsafeBufferPointer({ equalsIgnoringCase(reference, scheme, $0, baseScheme) })
+        {
+            ref.scheme = nil  // non-strict: `http:a.ts` against an http base is relative
+        }
+        let layout: ResolvedLayout? = base.bytes.withUnsafeBufferPointer { baseBytes in
+            if let scheme = ref.scheme {
+                guard isHTTP(reference, scheme), let authority = ref.authority else { return nil }
+                output.append(contentsOf: reference[scheme])
+                output.append(contentsOf: "://".utf8)
+                let authorityStart = output.count
+                output.append(contentsOf: reference[authority])
+                let authorityEnd = output.count
+                DotSegments.append(reference, ref.path, to: &output)
+                appendQueryAndFragment(reference, ref, to: &output)
+                return ResolvedLayout(
+                    start: start, scheme: start..<(start + scheme.count), authority: authorityStart..<authorityEnd,
+                    rest: authorityEnd..<output.count)
+            }
+            guard isHTTP(baseBytes, baseScheme), base.hasAuthority || ref.authority != nil else { return nil }
+            output.append(contentsOf: baseBytes[baseScheme])
+            output.append(contentsOf: "://".utf8)
+            let authorityStart = output.count
+            if let authority = ref.authority {
+                output.append(contentsOf: reference[authority])
+                let authorityEnd = output.count
+                DotSegments.append(reference, ref.path, to: &output)
+                appendQueryAndFragment(reference, ref, to: &output)
+                return ResolvedLayout(
+                    start: start, scheme: start..<(start + baseScheme.count),
+                    authority: authorityStart..<authorityEnd, rest: authorityEnd..<output.count)
+            }
+            output.append(contentsOf: baseBytes[base.authority])
+            let authorityEnd = output.count
+            if ref.path.isEmpty {
+                output.append(contentsOf: baseBytes[base.path])
+                if let query = ref.query {
+                    output.append(ASCII.question)
+                    output.append(contentsOf: reference[query])
+                } else if let query = base.query {
+                    output.append(ASCII.question)
+                    output.append(contentsOf: baseBytes[query])
+                }
+            } else if reference[ref.path.lowerBound] == ASCII.slash {
+                DotSegments.append(reference, ref.path, to: &output)
+                appendQuery(reference, ref, to: &output)
+            } else {
+                DotSegments.appendMerged(
+                    base: baseBytes, base.path, hasAuthority: base.hasAuthority,
+                    reference: reference, ref.path, to: &output)
+                appendQuery(reference, ref, to: &output)
+            }
+            if let fragment = ref.fragment {
+                output.append(ASCII.numberSign)
+                output.append(contentsOf: reference[fragment])
+            }
+            return ResolvedLayout(
+                start: start, scheme: start..<(start + baseScheme.count), authority: authorityStart..<authorityEnd,
+                rest: authorityEnd..<output.count)
+        }
+        if layout == nil { output.removeSubrange(start...) }
+        return layout
+    }
+
+    private static func appendQuery(_ bytes: UnsafeBufferPointer<UInt8>, _ ref: URLReference, to output: inout [UInt8])
+    {
+        if let query = ref.query {
+            output.append(ASCII.question)
+            output.append(contentsOf: bytes[query])
+        }
+    }
+
+    private static func appendQueryAndFragment(
+        _ bytes: UnsafeBufferPointer<UInt8>, _ ref: URLReference, to output: inout [UInt8]
+    ) {
+        appendQuery(bytes, ref, to: &output)
+        if let fragment = ref.fragment {
+            output.append(ASCII.numberSign)
+            output.append(contentsOf: bytes[fragment])
+        }
+    }
+
+    /// Whether the scheme is `http` or `https`, in any case.
+    static func isHTTP(_ bytes: UnsafeBufferPointer<UInt8>, _ scheme: Range<Int>) -> Bool {
+        let count = scheme.count
+        guard count == 4 || count == 5 else { return false }
+        let lower = scheme.lowerBound
+        guard bytes[lower] | 0x20 == UInt8(ascii: "h"), bytes[lower + 1] | 0x20 == UInt8(ascii: "t"),
+            bytes[lower + 2] | 0x20 == UInt8(ascii: "t"), bytes[lower + 3] | 0x20 == UInt8(ascii: "p")
+        else { return false }
+        return count == 4 || bytes[lower + 4] | 0x20 == UInt8(ascii: "s")
+    }
+
+    private static func equalsIgnoringCase(
+        _ lhs: UnsafeBufferPointer<UInt8>, _ lhsRange: Range<Int>,
+        _ rhs: UnsafeBufferPointer<UInt8>, _ rhsRange: Range<Int>
+    ) -> Bool {
+        guard lhsRange.count == rhsRange.count else { return false }
+        for offset in 0..<lhsRange.count
+        where lhs[lhsRange.lowerBound + offset] | 0x20 != rhs[rhsRange.lowerBound + offset] | 0x20 {
+            return false
+        }
+        return true
+    }
+}

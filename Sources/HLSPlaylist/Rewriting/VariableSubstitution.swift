@@ -1,0 +1,100 @@
+/// EXT-X-DEFINE variable substitution (RFC 8216bis section 4.3) in URIs.
+enum VariableSubstitution {
+    /// Checks that every `{$NAME}` in a URI place is declared by some EXT-X-DEFINE.
+    static func checkDeclared(_ playlist: Playlist) throws(PlaylistError) {
+        let declared = Set(playlist.definitions.map(\.name))
+        for place in playlist.places {
+            var failure: String?
+            playlist.source.withUnsafeBufferPointer { bytes in
+                forEachReference(bytes, place.start..<place.end) { name in
+                    let text = String(decoding: bytes[name], as: UTF8.self)
+                    if !declared.contains(text) { failure = text }
+                }
+            }
+            if let failure { throw .undefinedVariable(line: Int(place.line) + 1, name: failure) }
+        }
+    }
+
+    /// The values of the playlist's variables that can be known: NAME/VALUE pairs, QUERYPARAM values present in
+    /// the playlist URL's query (taken verbatim), and IMPORTs that `imports` supplies.
+    static func values(
+        of playlist: Playlist, query: String?, imports: [String: String]
+    ) -> [String: [UInt8]] {
+        var values: [String: [UInt8]] = [:]
+        let parameters = queryParameters(query)
+        for definition in playlist.definitions {
+            switch definition.source {
+            case .value(let value): values[definition.name] = Array(value.utf8)
+            case .import: if let value = imports[definition.name] { values[definition.name] = Array(value.utf8) }
+            case .queryParameter:
+                if let value = parameters[definition.name] { values[definition.name] = Array(value.utf8) }
+            }
+        }
+        return values
+    }
+
+    /// The variables a multivariant playlist makes available to IMPORT in its media playlists.
+    static func exported(by playlist: Playlist, query: String?) -> [String: String] {
+        values(of: playlist, query: query, imports: [:]).mapValues { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Whether the range holds a variable reference at all.
+    @inline(__always)
+    static func mayHaveReference(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Bool {
+        var index = range.lowerBound
+        while index + 1 < range.upperBound {
+            if bytes[index] == ASCII.openBrace, bytes[index + 1] == ASCII.dollar { return true }
+            index += 1
+        }
+        return false
+    }
+
+    /// Appends the range with its references replaced; returns false if one has no known value.
+    static func substitute(
+        _ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, values: [String: [UInt8]], into output: inout [UInt8]
+    ) -> Bool {
+        var cursor = range.lowerBound
+        var complete = true
+        forEachReference(bytes, range) { name in
+            guard let value = values[String(decoding: bytes[name], as: UTF8.self)] else {
+                complete = false
+                return
+            }
+            output.append(contentsOf: bytes[cursor..<(name.lowerBound - 2)])
+            output.append(contentsOf: value)
+            cursor = name.upperBound + 1
+        }
+        output.append(contentsOf: bytes[cursor..<range.upperBound])
+        return complete
+    }
+
+    /// Calls `body` with the name range of each `{$NAME}` reference in order.
+    private static func forEachReference(
+        _ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ body: (Range<Int>) -> Void
+    ) {
+        var index = range.lowerBound
+        while index + 2 < range.upperBound {
+            if bytes[index] == ASCII.openBrace, bytes[index + 1] == ASCII.dollar {
+                var end = index + 2
+                while end < range.upperBound, ASCII.isNameByte(bytes[end]) { end += 1 }
+                if end < range.upperBound, end > index + 2, bytes[end] == ASCII.closeBrace {
+                    body((index + 2)..<end)
+                    index = end + 1
+                    continue
+                }
+            }
+            index += 1
+        }
+    }
+
+    private static func queryParameters(_ query: String?) -> [String: String] {
+        guard let query else { return [:] }
+        var result: [String: String] = [:]
+        for pair in query.split(separator: "&", omittingEmptySubsequences: true) {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let name = String(parts[0])
+            if result[name] == nil { result[name] = parts.count > 1 ? String(parts[1]) : "" }
+        }
+        return result
+    }
+}
