@@ -27,6 +27,16 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .executableTarget(
+            name: "hlscache-bench",
+            dependencies: ["HLSPlaylist"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "HLSCacheCLITests",
+            dependencies: ["hlscache"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "HLSPlaylistTests",
             dependencies: ["HLSPlaylist"],

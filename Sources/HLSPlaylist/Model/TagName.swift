@@ -1,3 +1,5 @@
+import Foundation
+
 /// The tags of RFC 8216 and draft-pantos-hls-rfc8216bis that the model types, plus `unknown`.
 public enum TagName: UInt8, Sendable, Hashable, CaseIterable {
     case extm3u, extinf, targetDuration, mediaSequence, discontinuitySequence, playlistType, endList
@@ -55,10 +57,15 @@ public enum TagName: UInt8, Sendable, Hashable, CaseIterable {
     /// Identifies a tag from the bytes of its name (without `#`).
     static func identify(_ name: UnsafeBufferPointer<UInt8>) -> TagName {
         let count = name.count
-        if count == 6, name[3] == UInt8(ascii: "I") { return name.elementsEqual("EXTINF".utf8) ? .extinf : .unknown }
-        guard count < 32 else { return .unknown }
-        for candidate in byLength[count] where candidate.bytes.elementsEqual(name) {
-            return candidate.name
+        if count == 6, name[3] == UInt8(ascii: "I"), name[4] == UInt8(ascii: "N"), name[5] == UInt8(ascii: "F"),
+            name[0] == UInt8(ascii: "E"), name[1] == UInt8(ascii: "X"), name[2] == UInt8(ascii: "T")
+        {
+            return .extinf
+        }
+        guard count < 32, let base = name.baseAddress else { return .unknown }
+        for candidate in byLength[count] {
+            let equal = candidate.bytes.withUnsafeBufferPointer { memcmp($0.baseAddress!, base, count) == 0 }
+            if equal { return candidate.name }
         }
         return .unknown
     }

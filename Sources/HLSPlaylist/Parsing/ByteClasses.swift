@@ -1,3 +1,5 @@
+import Foundation
+
 /// Byte constants and classes used by the scanners.
 enum ASCII {
     static let lf = UInt8(ascii: "\n")
@@ -34,6 +36,14 @@ enum ASCII {
 }
 
 extension UnsafeBufferPointer where Element == UInt8 {
+    /// Index of the first `byte` in `range` found with `memchr`, or `range.upperBound`.
+    @inline(__always) func index(of byte: UInt8, in range: Range<Int>) -> Int {
+        guard !range.isEmpty, let base = baseAddress,
+            let found = memchr(base + range.lowerBound, Int32(byte), range.count)
+        else { return range.upperBound }
+        return UnsafeRawPointer(found) - UnsafeRawPointer(base)
+    }
+
     /// Index of the first `byte` in `range`, or `range.upperBound`.
     @inline(__always) func firstIndex(of byte: UInt8, in range: Range<Int>) -> Int {
         var index = range.lowerBound

@@ -1,27 +1,25 @@
 /// RFC 3986 section 5.2.3 path merging and section 5.2.4 dot-segment removal, on bytes.
 enum DotSegments {
     /// Appends `path` with its dot segments removed.
-    static func append(_ bytes: UnsafeBufferPointer<UInt8>, _ path: Range<Int>, to output: inout [UInt8]) {
+    static func append(_ bytes: UnsafeBufferPointer<UInt8>, _ path: Range<Int>, to output: inout ByteWriter) {
         if hasDotSegment(bytes, path) {
             removeDotSegments(Array(bytes[path]), to: &output)
         } else {
-            output.append(contentsOf: bytes[path])
+            output.append(bytes, path)
         }
     }
 
     /// Appends the merge of the base path's directory and a relative path, dot segments removed.
     static func appendMerged(
-        base: UnsafeBufferPointer<UInt8>, _ basePath: Range<Int>, hasAuthority: Bool,
-        reference: UnsafeBufferPointer<UInt8>, _ path: Range<Int>, to output: inout [UInt8]
+        base: UnsafeBufferPointer<UInt8>, directory basePath: Range<Int>, hasAuthority: Bool, baseHasDotSegment: Bool,
+        reference: UnsafeBufferPointer<UInt8>, _ path: Range<Int>, to output: inout ByteWriter
     ) {
-        var directoryEnd = basePath.upperBound
-        while directoryEnd > basePath.lowerBound, base[directoryEnd - 1] != ASCII.slash { directoryEnd -= 1 }
-        let baseDirectory = basePath.lowerBound..<directoryEnd
+        let baseDirectory = basePath
         let needsSlash = hasAuthority && basePath.isEmpty
-        if !hasDotSegment(base, baseDirectory) && !hasDotSegment(reference, path) {
+        if !baseHasDotSegment && !hasDotSegment(reference, path) {
             if needsSlash { output.append(ASCII.slash) }
-            output.append(contentsOf: base[baseDirectory])
-            output.append(contentsOf: reference[path])
+            output.append(base, baseDirectory)
+            output.append(reference, path)
             return
         }
         var merged: [UInt8] = needsSlash ? [ASCII.slash] : []
@@ -33,21 +31,21 @@ enum DotSegments {
     /// Whether some segment of the path is `.` or `..`.
     @inline(__always)
     static func hasDotSegment(_ bytes: UnsafeBufferPointer<UInt8>, _ path: Range<Int>) -> Bool {
-        var index = path.lowerBound
+        var index = bytes.index(of: ASCII.dot, in: path)
         let end = path.upperBound
         while index < end {
-            if bytes[index] == ASCII.dot, index == path.lowerBound || bytes[index - 1] == ASCII.slash {
+            if index == path.lowerBound || bytes[index - 1] == ASCII.slash {
                 let next = index + 1
                 if next == end || bytes[next] == ASCII.slash { return true }
                 if bytes[next] == ASCII.dot, next + 1 == end || bytes[next + 1] == ASCII.slash { return true }
             }
-            index += 1
+            index = bytes.index(of: ASCII.dot, in: (index + 1)..<end)
         }
         return false
     }
 
     /// The algorithm of RFC 3986 section 5.2.4, appending the result to `output`.
-    static func removeDotSegments(_ input: [UInt8], to output: inout [UInt8]) {
+    static func removeDotSegments(_ input: [UInt8], to output: inout ByteWriter) {
         let floor = output.count
         var index = 0
         let end = input.count
@@ -61,7 +59,7 @@ enum DotSegments {
             var cut = output.count
             while cut > floor, output[cut - 1] != ASCII.slash { cut -= 1 }
             if cut > floor { cut -= 1 }
-            output.removeSubrange(cut...)
+            output.truncate(to: cut)
         }
         while index < end {
             let remaining = end - index
@@ -87,7 +85,7 @@ enum DotSegments {
                 var next = index
                 if input[next] == ASCII.slash { next += 1 }
                 while next < end, input[next] != ASCII.slash { next += 1 }
-                output.append(contentsOf: input[index..<next])
+                input.withUnsafeBufferPointer { output.append($0, index..<next) }
                 index = next
             }
         }

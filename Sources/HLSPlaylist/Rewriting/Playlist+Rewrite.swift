@@ -17,55 +17,48 @@ extension Playlist {
         playlistURL: String, mapping: URIMapping, imports: [String: String] = [:]
     ) throws(PlaylistError) -> [UInt8] {
         guard let base = BaseURL(playlistURL) else { throw .invalidBaseURL(playlistURL) }
-        let values =
-            definitions.isEmpty
-            ? [:] : VariableSubstitution.values(of: self, query: base.queryString, imports: imports)
-        var output: [UInt8] = []
-        output.reserveCapacity(source.count + places.count * 48 + records.count)
-        var scratch: [UInt8] = []
-        scratch.reserveCapacity(512)
-        var substituted: [UInt8] = []
+        var output = ByteWriter(capacity: source.count + places.count * 48 + records.count)
+        var scratch = ByteWriter(capacity: 1024)
+        var substituted = ByteWriter(capacity: 1024)
         source.withUnsafeBufferPointer { bytes in
-            for record in records {
-                guard record.placeCount > 0 else {
-                    output.append(contentsOf: bytes[record.start..<record.end])
-                    output.append(ASCII.lf)
-                    continue
-                }
-                var cursor = record.start
-                let first = Int(record.firstPlace)
-                for place in places[first..<(first + Int(record.placeCount))] {
-                    output.append(contentsOf: bytes[cursor..<place.start])
-                    cursor = place.end
-                    scratch.removeAll(keepingCapacity: true)
-                    let reference = UnsafeBufferPointer(rebasing: bytes[place.start..<place.end])
-                    if VariableSubstitution.mayHaveReference(bytes, place.start..<place.end) {
-                        substituted.removeAll(keepingCapacity: true)
-                        guard
-                            VariableSubstitution.substitute(
-                                bytes, place.start..<place.end, values: values,
-                                into: &substituted)
-                        else {
-                            output.append(contentsOf: reference)
-                            continue
-                        }
-                        let mapped = substituted.withUnsafeBufferPointer { substitutedBytes in
-                            Self.map(
-                                substitutedBytes, base: base, mapping: mapping, scratch: &scratch,
-                                output: &output)
-                        }
-                        if !mapped { output.append(contentsOf: reference) }
+            let hasVariables = bytes.containsVariableReference()
+            let values =
+                hasVariables ? VariableSubstitution.values(of: self, query: base.queryString, imports: imports) : [:]
+            places.withUnsafeBufferPointer { places in
+                for record in records {
+                    guard record.placeCount > 0 else {
+                        output.append(bytes, record.start..<record.end)
+                        output.append(ASCII.lf)
                         continue
                     }
-                    if !Self.map(reference, base: base, mapping: mapping, scratch: &scratch, output: &output) {
-                        output.append(contentsOf: reference)
+                    var cursor = record.start
+                    let first = Int(record.firstPlace)
+                    for place in places[first..<(first + Int(record.placeCount))] {
+                        output.append(bytes, cursor..<place.start)
+                        cursor = place.end
+                        let range = place.start..<place.end
+                        scratch.removeAll()
+                        var mapped: Bool
+                        if hasVariables, VariableSubstitution.mayHaveReference(bytes, range) {
+                            substituted.removeAll()
+                            mapped = VariableSubstitution.substitute(bytes, range, values: values, into: &substituted)
+                            if mapped {
+                                mapped = Self.map(
+                                    substituted.bytes, base: base, mapping: mapping, scratch: &scratch, output: &output)
+                            }
+                        } else {
+                            mapped = Self.map(
+                                UnsafeBufferPointer(rebasing: bytes[range]), base: base, mapping: mapping,
+                                scratch: &scratch, output: &output)
+                        }
+                        if !mapped { output.append(bytes, range) }
                     }
+                    output.append(bytes, cursor..<record.end)
+                    output.append(ASCII.lf)
                 }
-                output.append(contentsOf: bytes[cursor..<record.end])
-                output.append(ASCII.lf)
             }
         }
-        return output
+        return output.array
     }
 
     /// Rewrites and returns the text; see ``rewritten(playlistURL:mapping:imports:)``.
@@ -82,28 +75,28 @@ extension Playlist {
     }
 
     /// Every URI place resolved against `playlistURL`, after variable substitution, in order; places whose
-    /// target is not an `http`/`https` URL are `nil`.
+    /// target is not an `http`/`https` URL, or whose variables cannot be known, are `nil`.
     /// - Parameters:
     ///   - playlistURL: the absolute URL the playlist was fetched from.
     ///   - imports: the parent playlist's variables.
     public func resolvedURIs(playlistURL: String, imports: [String: String] = [:]) -> [String?] {
-        var results: [String?] = []
         guard let base = BaseURL(playlistURL) else { return Array(repeating: nil, count: places.count) }
         let values = VariableSubstitution.values(of: self, query: base.queryString, imports: imports)
+        var results: [String?] = []
+        var substituted = ByteWriter(capacity: 256)
+        var scratch = ByteWriter(capacity: 256)
         source.withUnsafeBufferPointer { bytes in
             for place in places {
-                var substituted: [UInt8] = []
+                substituted.removeAll()
+                scratch.removeAll()
                 guard
-                    VariableSubstitution.substitute(bytes, place.start..<place.end, values: values, into: &substituted)
+                    VariableSubstitution.substitute(bytes, place.start..<place.end, values: values, into: &substituted),
+                    URLResolver.resolve(substituted.bytes, against: base, into: &scratch) != nil
                 else {
                     results.append(nil)
                     continue
                 }
-                var scratch: [UInt8] = []
-                let layout = substituted.withUnsafeBufferPointer {
-                    URLResolver.resolve($0, against: base, into: &scratch)
-                }
-                results.append(layout.map { _ in String(decoding: scratch, as: UTF8.self) })
+                results.append(String(decoding: scratch.bytes, as: UTF8.self))
             }
         }
         return results
@@ -112,7 +105,7 @@ extension Playlist {
     @inline(__always)
     private static func map(
         _ reference: UnsafeBufferPointer<UInt8>, base: BaseURL, mapping: URIMapping,
-        scratch: inout [UInt8], output: inout [UInt8]
+        scratch: inout ByteWriter, output: inout ByteWriter
     ) -> Bool {
         guard let layout = URLResolver.resolve(reference, against: base, into: &scratch) else { return false }
         return mapping.append(scratch, layout, to: &output)

@@ -38,23 +38,25 @@ public struct URIMapping: Sendable {
 
     /// Appends the mapped form of the URL that `layout` locates in `scratch` to `output`.
     @inline(__always)
-    func append(_ scratch: [UInt8], _ layout: ResolvedLayout, to output: inout [UInt8]) -> Bool {
+    func append(_ scratch: borrowing ByteWriter, _ layout: ResolvedLayout, to output: inout ByteWriter) -> Bool {
         switch storage {
         case .proxy(let base):
-            output.append(contentsOf: base)
-            output.append(contentsOf: "/o/".utf8)
-            output.append(contentsOf: scratch[layout.scheme])
+            output.append(base)
+            output.append(Literal.proxyPrefix)
+            output.append(scratch.bytes, layout.scheme)
             output.append(ASCII.slash)
-            output.append(contentsOf: scratch[layout.authority.lowerBound..<layout.rest.upperBound])
+            output.append(scratch.bytes, layout.authority.lowerBound..<layout.rest.upperBound)
             return true
         case .customScheme:
-            output.append(contentsOf: CustomSchemeURL.prefix.utf8)
-            output.append(contentsOf: scratch[layout.start..<layout.rest.upperBound])
+            output.append(Literal.customPrefix)
+            output.append(scratch.bytes, layout.start..<layout.rest.upperBound)
             return true
         case .function(let transform):
-            let url = String(decoding: scratch[layout.start..<layout.rest.upperBound], as: UTF8.self)
+            let url = String(
+                decoding: UnsafeBufferPointer(rebasing: scratch.bytes[layout.start..<layout.rest.upperBound]),
+                as: UTF8.self)
             guard let mapped = transform(url) else { return false }
-            output.append(contentsOf: mapped.utf8)
+            output.append(Array(mapped.utf8))
             return true
         }
     }

@@ -6,6 +6,9 @@ struct BaseURL: Sendable {
     let authority: Range<Int>
     let path: Range<Int>
     let query: Range<Int>?
+    /// The path up to and including its last `/`, where relative references are merged.
+    let directory: Range<Int>
+    let directoryHasDotSegment: Bool
 
     /// Parses an absolute URL (`scheme:` required); returns `nil` for a relative one.
     init?(_ string: String) {
@@ -18,6 +21,12 @@ struct BaseURL: Sendable {
         self.authority = parts.authority ?? scheme.upperBound..<scheme.upperBound
         self.path = parts.path
         self.query = parts.query
+        var directoryEnd = parts.path.upperBound
+        while directoryEnd > parts.path.lowerBound, bytes[directoryEnd - 1] != ASCII.slash { directoryEnd -= 1 }
+        self.directory = parts.path.lowerBound..<directoryEnd
+        self.directoryHasDotSegment = bytes.withUnsafeBufferPointer {
+            DotSegments.hasDotSegment($0, parts.path.lowerBound..<directoryEnd)
+        }
     }
 
     /// The query string of the URL, without `?`.
@@ -40,8 +49,9 @@ struct URLReference {
         let end = range.upperBound
         scheme = nil
         if index < end, ASCII.isAlpha(bytes[index]) {
+            let colon = bytes.index(of: ASCII.colon, in: index..<end)
             var probe = index + 1
-            while probe < end {
+            while probe < colon {
                 let byte = bytes[probe]
                 guard
                     ASCII.isAlpha(byte) || ASCII.isDigit(byte) || byte == UInt8(ascii: "+")
@@ -49,7 +59,7 @@ struct URLReference {
                 else { break }
                 probe += 1
             }
-            if probe < end, bytes[probe] == ASCII.colon {
+            if probe < end, probe == colon {
                 scheme = index..<probe
                 index = probe + 1
             }
@@ -65,16 +75,14 @@ struct URLReference {
             authority = (index + 2)..<authorityEnd
             index = authorityEnd
         }
-        var pathEnd = index
-        while pathEnd < end, bytes[pathEnd] != ASCII.question, bytes[pathEnd] != ASCII.numberSign { pathEnd += 1 }
+        let fragmentStart = bytes.index(of: ASCII.numberSign, in: index..<end)
+        let pathEnd = bytes.index(of: ASCII.question, in: index..<fragmentStart)
         path = index..<pathEnd
         index = pathEnd
         query = nil
-        if index < end, bytes[index] == ASCII.question {
-            var queryEnd = index + 1
-            while queryEnd < end, bytes[queryEnd] != ASCII.numberSign { queryEnd += 1 }
-            query = (index + 1)..<queryEnd
-            index = queryEnd
+        if index < fragmentStart {
+            query = (index + 1)..<fragmentStart
+            index = fragmentStart
         }
         fragment = index < end ? (index + 1)..<end : nil
     }
@@ -100,7 +108,7 @@ enum URLResolver {
     static func resolve(
         _ reference: UnsafeBufferPointer<UInt8>,
         against base: BaseURL,
-        into output: inout [UInt8]
+        into output: inout ByteWriter
     ) -> ResolvedLayout? {
         let start = output.count
         var ref = URLReference(reference, 0..<reference.count)
@@ -113,10 +121,10 @@ enum URLResolver {
         let layout: ResolvedLayout? = base.bytes.withUnsafeBufferPointer { baseBytes in
             if let scheme = ref.scheme {
                 guard isHTTP(reference, scheme), let authority = ref.authority else { return nil }
-                output.append(contentsOf: reference[scheme])
-                output.append(contentsOf: "://".utf8)
+                output.append(reference, scheme)
+                output.append(Literal.schemeSeparator)
                 let authorityStart = output.count
-                output.append(contentsOf: reference[authority])
+                output.append(reference, authority)
                 let authorityEnd = output.count
                 DotSegments.append(reference, ref.path, to: &output)
                 appendQueryAndFragment(reference, ref, to: &output)
@@ -125,11 +133,11 @@ enum URLResolver {
                     rest: authorityEnd..<output.count)
             }
             guard isHTTP(baseBytes, baseScheme), base.hasAuthority || ref.authority != nil else { return nil }
-            output.append(contentsOf: baseBytes[baseScheme])
-            output.append(contentsOf: "://".utf8)
+            output.append(baseBytes, baseScheme)
+            output.append(Literal.schemeSeparator)
             let authorityStart = output.count
             if let authority = ref.authority {
-                output.append(contentsOf: reference[authority])
+                output.append(reference, authority)
                 let authorityEnd = output.count
                 DotSegments.append(reference, ref.path, to: &output)
                 appendQueryAndFragment(reference, ref, to: &output)
@@ -137,53 +145,55 @@ enum URLResolver {
                     start: start, scheme: start..<(start + baseScheme.count),
                     authority: authorityStart..<authorityEnd, rest: authorityEnd..<output.count)
             }
-            output.append(contentsOf: baseBytes[base.authority])
+            output.append(baseBytes, base.authority)
             let authorityEnd = output.count
             if ref.path.isEmpty {
-                output.append(contentsOf: baseBytes[base.path])
+                output.append(baseBytes, base.path)
                 if let query = ref.query {
                     output.append(ASCII.question)
-                    output.append(contentsOf: reference[query])
+                    output.append(reference, query)
                 } else if let query = base.query {
                     output.append(ASCII.question)
-                    output.append(contentsOf: baseBytes[query])
+                    output.append(baseBytes, query)
                 }
             } else if reference[ref.path.lowerBound] == ASCII.slash {
                 DotSegments.append(reference, ref.path, to: &output)
                 appendQuery(reference, ref, to: &output)
             } else {
                 DotSegments.appendMerged(
-                    base: baseBytes, base.path, hasAuthority: base.hasAuthority,
+                    base: baseBytes, directory: base.directory, hasAuthority: base.hasAuthority,
+                    baseHasDotSegment: base.directoryHasDotSegment,
                     reference: reference, ref.path, to: &output)
                 appendQuery(reference, ref, to: &output)
             }
             if let fragment = ref.fragment {
                 output.append(ASCII.numberSign)
-                output.append(contentsOf: reference[fragment])
+                output.append(reference, fragment)
             }
             return ResolvedLayout(
                 start: start, scheme: start..<(start + baseScheme.count), authority: authorityStart..<authorityEnd,
                 rest: authorityEnd..<output.count)
         }
-        if layout == nil { output.removeSubrange(start...) }
+        if layout == nil { output.truncate(to: start) }
         return layout
     }
 
-    private static func appendQuery(_ bytes: UnsafeBufferPointer<UInt8>, _ ref: URLReference, to output: inout [UInt8])
-    {
+    private static func appendQuery(
+        _ bytes: UnsafeBufferPointer<UInt8>, _ ref: URLReference, to output: inout ByteWriter
+    ) {
         if let query = ref.query {
             output.append(ASCII.question)
-            output.append(contentsOf: bytes[query])
+            output.append(bytes, query)
         }
     }
 
     private static func appendQueryAndFragment(
-        _ bytes: UnsafeBufferPointer<UInt8>, _ ref: URLReference, to output: inout [UInt8]
+        _ bytes: UnsafeBufferPointer<UInt8>, _ ref: URLReference, to output: inout ByteWriter
     ) {
         appendQuery(bytes, ref, to: &output)
         if let fragment = ref.fragment {
             output.append(ASCII.numberSign)
-            output.append(contentsOf: bytes[fragment])
+            output.append(bytes, fragment)
         }
     }
 

@@ -2,8 +2,11 @@
 enum VariableSubstitution {
     /// Checks that every `{$NAME}` in a URI place is declared by some EXT-X-DEFINE.
     static func checkDeclared(_ playlist: Playlist) throws(PlaylistError) {
+        guard playlist.source.withUnsafeBufferPointer({ $0.containsVariableReference() }) else { return }
         let declared = Set(playlist.definitions.map(\.name))
         for place in playlist.places {
+            let mayHave = playlist.source.withUnsafeBufferPointer { mayHaveReference($0, place.start..<place.end) }
+            guard mayHave else { continue }
             var failure: String?
             playlist.source.withUnsafeBufferPointer { bytes in
                 forEachReference(bytes, place.start..<place.end) { name in
@@ -51,7 +54,8 @@ enum VariableSubstitution {
 
     /// Appends the range with its references replaced; returns false if one has no known value.
     static func substitute(
-        _ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, values: [String: [UInt8]], into output: inout [UInt8]
+        _ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, values: [String: [UInt8]],
+        into output: inout ByteWriter
     ) -> Bool {
         var cursor = range.lowerBound
         var complete = true
@@ -60,11 +64,11 @@ enum VariableSubstitution {
                 complete = false
                 return
             }
-            output.append(contentsOf: bytes[cursor..<(name.lowerBound - 2)])
-            output.append(contentsOf: value)
+            output.append(bytes, cursor..<(name.lowerBound - 2))
+            output.append(value)
             cursor = name.upperBound + 1
         }
-        output.append(contentsOf: bytes[cursor..<range.upperBound])
+        output.append(bytes, cursor..<range.upperBound)
         return complete
     }
 

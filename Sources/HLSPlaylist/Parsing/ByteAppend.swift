@@ -1,0 +1,97 @@
+import Foundation
+
+/// A growable byte buffer whose appends are one `memcpy` (the generic `Array.append(contentsOf:)` copies
+/// byte by byte), used for the rewriter's output and scratch URLs.
+struct ByteWriter: ~Copyable {
+    private(set) var base: UnsafeMutablePointer<UInt8>
+    private(set) var count = 0
+    private var capacity: Int
+
+    init(capacity: Int) {
+        self.capacity = max(capacity, 64)
+        self.base = .allocate(capacity: self.capacity)
+    }
+
+    deinit { base.deallocate() }
+
+    @inline(__always)
+    private mutating func reserve(_ extra: Int) {
+        guard count + extra > capacity else { return }
+        var newCapacity = capacity * 2
+        while newCapacity < count + extra { newCapacity *= 2 }
+        let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
+        grown.update(from: base, count: count)
+        base.deallocate()
+        base = grown
+        capacity = newCapacity
+    }
+
+    @inline(__always)
+    mutating func append(_ byte: UInt8) {
+        reserve(1)
+        base[count] = byte
+        count += 1
+    }
+
+    @inline(__always)
+    mutating func append(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) {
+        guard !range.isEmpty, let source = bytes.baseAddress else { return }
+        let length = range.count
+        reserve(length)
+        if length <= 16 {
+            let from = source + range.lowerBound
+            for offset in 0..<length { base[count + offset] = from[offset] }
+        } else {
+            (base + count).update(from: source + range.lowerBound, count: length)
+        }
+        count += length
+    }
+
+    @inline(__always)
+    mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) { append(bytes, 0..<bytes.count) }
+
+    @inline(__always)
+    mutating func append(_ bytes: [UInt8]) { bytes.withUnsafeBufferPointer { append($0) } }
+
+    /// Appends a range of this writer's own bytes.
+    @inline(__always)
+    mutating func appendOwn(_ range: Range<Int>) {
+        reserve(range.count)
+        (base + count).update(from: base + range.lowerBound, count: range.count)
+        count += range.count
+    }
+
+    /// Bytes written so far, as a buffer valid until the next append.
+    var bytes: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: base, count: count) }
+
+    mutating func removeAll() { count = 0 }
+
+    mutating func truncate(to length: Int) { count = min(count, length) }
+
+    /// The byte at `index`.
+    subscript(index: Int) -> UInt8 { base[index] }
+
+    /// A copy of the bytes as an array.
+    var array: [UInt8] { Array(bytes) }
+}
+
+/// Byte strings used when writing URLs.
+enum Literal {
+    static let schemeSeparator: [UInt8] = Array("://".utf8)
+    static let proxyPrefix: [UInt8] = Array("/o/".utf8)
+    static let customPrefix: [UInt8] = Array("hlscache-".utf8)
+}
+
+extension UnsafeBufferPointer where Element == UInt8 {
+    /// Whether `{$` occurs anywhere: without it, no variable work is needed.
+    func containsVariableReference() -> Bool {
+        guard let base = baseAddress, count > 1 else { return false }
+        var offset = 0
+        while offset < count - 1, let found = memchr(base + offset, Int32(UInt8(ascii: "{")), count - 1 - offset) {
+            let index = UnsafeRawPointer(found) - UnsafeRawPointer(base)
+            if base[index + 1] == UInt8(ascii: "$") { return true }
+            offset = index + 1
+        }
+        return false
+    }
+}

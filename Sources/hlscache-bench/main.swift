@@ -1,0 +1,73 @@
+import Foundation
+import HLSPlaylist
+
+/// hlscache's benchmark driver: `hlscache-bench NAME [ARGS]` prints `name value` lines.
+/// Run through `bench/run.sh`, which builds it in release mode.
+
+/// Median of `runs` timings of `body`, in milliseconds.
+func medianMilliseconds(runs: Int, _ body: () throws -> Void) rethrows -> Double {
+    var samples: [Double] = []
+    samples.reserveCapacity(runs)
+    for _ in 0..<runs {
+        let start = DispatchTime.now().uptimeNanoseconds
+        try body()
+        samples.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6)
+    }
+    samples.sort()
+    return samples[samples.count / 2]
+}
+
+/// A 10,000-segment VOD playlist: a KEY every 1,000 segments, half the URIs absolute with queries, half relative.
+func generatedVOD(segments: Int) -> [UInt8] {
+    var text = "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:6\n#EXT-X-MEDIA-SEQUENCE:0\n#EXT-X-PLAYLIST-TYPE:VOD\n"
+    for index in 0..<segments {
+        if index % 1000 == 0 {
+            text +=
+                "#EXT-X-KEY:METHOD=AES-128,URI=\"https://keys.example.com/k/\(index / 1000).key?token=abcdef\",IV=0x\(String(format: "%032x", index))\n"
+        }
+        text += "#EXTINF:6.006000,\n"
+        if index % 2 == 0 {
+            text +=
+                "https://cdn\(index % 4).example.com/vod/movie/1080p/segment_\(index).ts?exp=1700000000&sig=0a1b2c3d4e\n"
+        } else {
+            text += "segment_\(index).ts\n"
+        }
+    }
+    text += "#EXT-X-ENDLIST\n"
+    return Array(text.utf8)
+}
+
+func rewriteFigures(_ name: String, _ bytes: [UInt8]) throws {
+    let mapping = URIMapping.proxy(base: "")
+    let url = "https://cdn.example.com/vod/movie/1080p/index.m3u8?token=abc"
+    var outputBytes = 0
+    for _ in 0..<20 { outputBytes = try Playlist(parsing: bytes).rewritten(playlistURL: url, mapping: mapping).count }
+    let median = try medianMilliseconds(runs: 200) {
+        outputBytes = try Playlist(parsing: bytes).rewritten(playlistURL: url, mapping: mapping).count
+    }
+    precondition(outputBytes > bytes.count / 2)
+    print("\(name)_ms \(String(format: "%.3f", median))")
+    print(
+        "\(name.replacingOccurrences(of: "_10k", with: ""))_mb_per_s \(String(format: "%.0f", Double(bytes.count) / 1e6 / (median / 1000)))"
+    )
+}
+
+let arguments = CommandLine.arguments.dropFirst()
+switch arguments.first {
+case "rewrite":
+    try rewriteFigures("rewrite_10k", generatedVOD(segments: 10_000))
+    if let largest = arguments.dropFirst().first {
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: largest)))
+        print("rewrite_corpus_largest_bytes \(bytes.count)")
+        let playlist = try Playlist(parsing: bytes)
+        _ = playlist
+        let median = try medianMilliseconds(runs: 200) {
+            _ = try Playlist(parsing: bytes).rewritten(playlistURL: "https://h/p/x.m3u8", mapping: .proxy(base: ""))
+        }
+        print("rewrite_corpus_largest_ms \(String(format: "%.3f", median))")
+        print("rewrite_corpus_largest_mb_per_s \(String(format: "%.0f", Double(bytes.count) / 1e6 / (median / 1000)))")
+    }
+default:
+    FileHandle.standardError.write(Data("usage: hlscache-bench rewrite [LARGEST_CORPUS_FILE]\n".utf8))
+    exit(64)
+}

@@ -1,0 +1,103 @@
+import Foundation
+import Testing
+
+/// Runs the built `hlscache` binary as a user would.
+@Suite("hlscache command line")
+struct CLITests {
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    /// The `hlscache` binary built beside the test bundle.
+    static var binary: URL {
+        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        if directory.lastPathComponent == "MacOS" {
+            directory = directory.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        }
+        return directory.appendingPathComponent("hlscache")
+    }
+
+    static func run(_ arguments: [String], input: String? = nil) throws -> Result {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        let output = Pipe()
+        let errors = Pipe()
+        let stdin = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        process.standardInput = stdin
+        try process.run()
+        if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
+        try stdin.fileHandleForWriting.close()
+        let out = output.fileHandleForReading.readDataToEndOfFile()
+        let err = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(
+            status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self),
+            stderr: String(decoding: err, as: UTF8.self))
+    }
+
+    @Test("rewrite prints the rewritten playlist from standard input")
+    func rewriteFromStandardInput() throws {
+        let result = try Self.run(
+            ["rewrite", "-", "--url", "https://cdn.example.com/live/index.m3u8", "--base", "http://127.0.0.1:8080"],
+            input: "#EXTM3U\n#EXTINF:4,\nseg1.ts\n")
+        #expect(result.status == 0)
+        #expect(result.stdout == "#EXTM3U\n#EXTINF:4,\nhttp://127.0.0.1:8080/o/https/cdn.example.com/live/seg1.ts\n")
+    }
+
+    @Test("rewrite --custom-scheme maps to hlscache-https URLs")
+    func rewriteCustomScheme() throws {
+        let result = try Self.run(
+            ["rewrite", "--url", "https://cdn.example.com/live/index.m3u8", "--custom-scheme"],
+            input: "#EXTM3U\n#EXTINF:4,\n/seg1.ts\n")
+        #expect(result.stdout.hasSuffix("\nhlscache-https://cdn.example.com/seg1.ts\n"))
+    }
+
+    @Test("rewrite of invalid input prints one error line with its line number and exits 65")
+    func rewriteInvalidInput() throws {
+        let result = try Self.run(
+            ["rewrite", "-", "--url", "https://h/x.m3u8", "--base", ""],
+            input: "#EXTM3U\n#EXT-X-KEY:METHOD=AES-128,URI=\"k\n")
+        #expect(result.status == 65)
+        #expect(result.stdout.isEmpty)
+        #expect(
+            result.stderr
+                == "error: malformed attribute list in EXT-X-KEY: unterminated quoted string at column 20 (line 2)\n"
+        )
+        let notPlaylist = try Self.run(["rewrite", "--url", "https://h/x.m3u8"], input: "<html>")
+        #expect(notPlaylist.status == 65)
+        #expect(
+            notPlaylist.stderr.hasPrefix("error: missing #EXTM3U header") && notPlaylist.stderr.hasSuffix("(line 1)\n"))
+    }
+
+    @Test("rewrite --parent supplies EXT-X-DEFINE:IMPORT values")
+    func rewriteWithParent() throws {
+        let parent = FileManager.default.temporaryDirectory.appendingPathComponent("parent-\(UUID()).m3u8")
+        try "#EXTM3U\n#EXT-X-DEFINE:NAME=\"auth\",VALUE=\"k=1\"\n#EXT-X-STREAM-INF:BANDWIDTH=1\nv.m3u8\n"
+            .write(to: parent, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: parent) }
+        let result = try Self.run(
+            ["rewrite", "--url", "https://h/v.m3u8", "--parent", parent.path],
+            input: "#EXTM3U\n#EXT-X-DEFINE:IMPORT=\"auth\"\n#EXTINF:1,\ns.ts?{$auth}\n")
+        #expect(result.stdout.hasSuffix("\n/o/https/h/s.ts?k=1\n"))
+    }
+
+    @Test("url prints one proxied URL per argument, in order")
+    func urlPrintsProxiedURLs() throws {
+        let result = try Self.run([
+            "url", "--base", "http://127.0.0.1:8080", "https://cdn.example.com:8443/live/a.m3u8?t=1",
+            "http://[::1]:8080/x",
+        ])
+        #expect(result.status == 0)
+        #expect(
+            result.stdout
+                == "http://127.0.0.1:8080/o/https/cdn.example.com:8443/live/a.m3u8?t=1\nhttp://127.0.0.1:8080/o/http/[::1]:8080/x\n"
+        )
+        let bad = try Self.run(["url", "ftp://x/y"])
+        #expect(bad.status != 0 && bad.stderr.contains("not an absolute http(s) URL"))
+    }
+}
