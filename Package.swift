@@ -13,12 +13,22 @@ let package = Package(
     products: [
         .executable(name: "hlscache", targets: ["hlscache"]),
         .library(name: "HLSPlaylist", targets: ["HLSPlaylist"]),
+        .library(name: "OriginClient", targets: ["OriginClient"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2")
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         .target(name: "HLSPlaylist", swiftSettings: swiftSettings),
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]
+        ),
+        .target(name: "OriginClient", dependencies: ["CCurl"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "hlscache",
             dependencies: [
@@ -29,12 +39,22 @@ let package = Package(
         ),
         .executableTarget(
             name: "hlscache-bench",
-            dependencies: ["HLSPlaylist"],
+            dependencies: ["HLSPlaylist", "OriginClient"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "HLSCacheCLITests",
             dependencies: ["hlscache"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "OriginClientTests",
+            dependencies: [
+                "OriginClient",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -67,7 +67,15 @@ case "rewrite":
         print("rewrite_corpus_largest_ms \(String(format: "%.3f", median))")
         print("rewrite_corpus_largest_mb_per_s \(String(format: "%.0f", Double(bytes.count) / 1e6 / (median / 1000)))")
     }
+case "origin":
+    let values = Array(arguments.dropFirst())
+    guard values.count == 3, let count = Int(values[1]), let concurrency = Int(values[2]) else {
+        FileHandle.standardError.write(Data("usage: hlscache-bench origin URL COUNT CONCURRENCY\n".utf8))
+        exit(64)
+    }
+    try await OriginBenchmark.run(url: values[0], count: count, concurrency: concurrency)
 default:
-    FileHandle.standardError.write(Data("usage: hlscache-bench rewrite [LARGEST_CORPUS_FILE]\n".utf8))
+    FileHandle.standardError.write(
+        Data("usage: hlscache-bench rewrite [LARGEST_CORPUS_FILE] | origin URL COUNT CONCURRENCY\n".utf8))
     exit(64)
 }

@@ -1,0 +1,9 @@
+import Synchronization
+
+/// Gauges the client exposes, updated without locks.
+final class ClientCounters: Sendable {
+    /// Body bytes received from origins and not yet handed to a reader, over all transfers.
+    let bufferedBytes = Atomic<Int>(0)
+    /// Transfers that hold a curl handle.
+    let activeTransfers = Atomic<Int>(0)
+}

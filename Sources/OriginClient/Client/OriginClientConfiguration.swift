@@ -1,0 +1,85 @@
+/// The version of hlscache, sent in the default `User-Agent`.
+package let hlscacheVersion = "0.1.0"
+
+/// How an ``OriginClient`` fetches: policy, timeouts, limits, headers and transport options.
+public struct OriginClientConfiguration: Sendable {
+    /// Which hosts and addresses may be fetched from.
+    public var policy: AddressPolicy
+    /// Connect, first-byte, stall and total timeouts.
+    public var timeouts: OriginTimeouts
+    /// The most redirects followed per fetch; every hop is checked by ``policy``.
+    public var maxRedirects: Int
+    /// How many times a `GET` is retried after a connection failure or a 502, 503 or 504 answer,
+    /// before any of the response reached the caller.
+    public var maxRetries: Int
+    /// Headers sent with every request (tokens, cookies, referer). `Authorization`, `Cookie` and
+    /// `Proxy-Authorization` are not sent to a redirect target on another origin.
+    public var extraHeaders: [(name: String, value: String)]
+    /// The `User-Agent` header.
+    public var userAgent: String
+    /// An upstream proxy URL (`http://proxy:3128`), or `nil` for direct connections (proxy environment
+    /// variables are ignored). With a proxy, the proxy resolves origin names, so only host patterns and IP
+    /// literals are checked; the proxy must enforce its own egress rules.
+    public var proxy: String?
+    /// A PEM file of CA certificates to verify origins with, instead of the system's.
+    public var caBundle: String?
+    /// The largest body accepted, or `nil` for no limit.
+    public var maxBodyBytes: Int64?
+    /// The most body bytes buffered per transfer ahead of a slow reader before the transfer is paused.
+    public var maxBufferedBytesPerTransfer: Int
+
+    /// `hlscache/<version>`.
+    public static let defaultUserAgent = "hlscache/\(hlscacheVersion)"
+
+    /// Creates a configuration.
+    /// - Parameters:
+    ///   - policy: the address policy (default: any public host).
+    ///   - timeouts: the timeouts.
+    ///   - maxRedirects: the most redirects followed (default 5).
+    ///   - maxRetries: retries of a failed `GET` (default 1).
+    ///   - extraHeaders: headers sent with every request.
+    ///   - userAgent: the `User-Agent` (default `hlscache/<version>`).
+    ///   - proxy: an upstream proxy URL.
+    ///   - caBundle: a CA bundle path.
+    ///   - maxBodyBytes: the largest body accepted.
+    ///   - maxBufferedBytesPerTransfer: the read-ahead per transfer (default 1 MiB).
+    public init(
+        policy: AddressPolicy = AddressPolicy(),
+        timeouts: OriginTimeouts = OriginTimeouts(),
+        maxRedirects: Int = 5,
+        maxRetries: Int = 1,
+        extraHeaders: [(name: String, value: String)] = [],
+        userAgent: String = OriginClientConfiguration.defaultUserAgent,
+        proxy: String? = nil,
+        caBundle: String? = nil,
+        maxBodyBytes: Int64? = nil,
+        maxBufferedBytesPerTransfer: Int = 1 << 20
+    ) {
+        self.policy = policy
+        self.timeouts = timeouts
+        self.maxRedirects = maxRedirects
+        self.maxRetries = maxRetries
+        self.extraHeaders = extraHeaders
+        self.userAgent = userAgent
+        self.proxy = proxy
+        self.caBundle = caBundle
+        self.maxBodyBytes = maxBodyBytes
+        self.maxBufferedBytesPerTransfer = maxBufferedBytesPerTransfer
+    }
+
+    /// Checks the values that would make the client misbehave.
+    func validate() throws(OriginError) {
+        func invalid(_ reason: String) -> OriginError { .invalidConfiguration(reason: reason) }
+        let timeouts = [timeouts.connect, timeouts.firstByte, timeouts.stall, timeouts.total]
+        guard timeouts.allSatisfy({ $0 > .zero }) else { throw invalid("timeouts must be positive") }
+        guard maxRedirects >= 0 else { throw invalid("maxRedirects must not be negative") }
+        guard maxRetries >= 0 else { throw invalid("maxRetries must not be negative") }
+        guard maxBufferedBytesPerTransfer > 0 else { throw invalid("maxBufferedBytesPerTransfer must be positive") }
+        guard (maxBodyBytes ?? 0) >= 0 else { throw invalid("maxBodyBytes must not be negative") }
+        if let field = PreparedRequest.invalidHeader(in: extraHeaders) {
+            throw invalid("extra header \(field) has an invalid name or value")
+        }
+        if let proxy, proxy.isEmpty { throw invalid("proxy must be nil or a URL") }
+        if userAgent.contains(where: { $0 == "\r" || $0 == "\n" }) { throw invalid("userAgent contains a line break") }
+    }
+}

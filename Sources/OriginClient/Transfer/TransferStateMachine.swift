@@ -1,0 +1,256 @@
+/// The state of one fetch as both sides see it: the worker thread producing the head and body
+/// chunks, and the tasks awaiting the head and consuming the body.
+///
+/// Every method is called under the owning ``Transfer``'s lock and returns an action for the
+/// caller to perform after releasing it (resuming a continuation, pausing or resuming curl).
+/// Body chunks are buffered up to `limit` bytes; past that the worker is told to pause
+/// (`CURL_WRITEFUNC_PAUSE`, curl keeps the chunk and offers it again after the resume),
+/// and the consumer asks for a resume once it has drained the buffer to half the limit.
+struct TransferStateMachine {
+    typealias HeadContinuation = CheckedContinuation<ResponseHead, any Error>
+    typealias ChunkContinuation = CheckedContinuation<[UInt8]?, any Error>
+
+    /// How the worker ended the transfer.
+    enum Outcome {
+        /// The body ended as announced.
+        case finished
+        /// The transfer failed; the error is thrown after any buffered chunks.
+        case failed(OriginError)
+    }
+
+    private enum State {
+        /// Created; nobody waits for the head yet and the worker has not been asked to start.
+        case idle
+        /// The fetching task waits for the head; the worker runs the transfer.
+        case awaitingHead(HeadContinuation)
+        /// The head was handed over; the body flows.
+        case streaming(Body)
+        /// Nothing more will be delivered: `nil` after a clean end, else the error to report.
+        case closed(OriginError?)
+    }
+
+    private struct Body {
+        var chunks: [[UInt8]] = []
+        var bufferedBytes = 0
+        var waiter: ChunkContinuation?
+        var end: Outcome?
+        var paused = false
+        var resumeRequested = false
+    }
+
+    /// The most bytes buffered before the worker is paused (one chunk may go past it when the buffer is empty).
+    let limit: Int
+    /// The requested URL, for errors the machine makes itself.
+    let url: String
+    private var state: State = .idle
+    /// Whether the worker has finished with this transfer (so cancelling need not tell it).
+    private var workerFinished = false
+
+    init(limit: Int, url: String) {
+        self.limit = max(1, limit)
+        self.url = url
+    }
+
+    /// Bytes currently buffered, waiting for the consumer.
+    var bufferedBytes: Int {
+        if case .streaming(let body) = state { return body.bufferedBytes }
+        return 0
+    }
+
+    // MARK: - Fetching task
+
+    enum StartAction {
+        /// Ask the worker to start the transfer.
+        case start
+        /// Already cancelled: fail the continuation.
+        case fail(HeadContinuation, OriginError)
+    }
+
+    /// The fetching task starts waiting for the head.
+    mutating func waitForHead(_ continuation: HeadContinuation, cancelled: OriginError) -> StartAction {
+        switch state {
+        case .idle:
+            state = .awaitingHead(continuation)
+            return .start
+        case .closed(let error):
+            return .fail(continuation, error ?? cancelled)
+        case .awaitingHead, .streaming:
+            preconditionFailure("waitForHead called twice")
+        }
+    }
+
+    enum CancelAction {
+        case none
+        /// Fail the head continuation, and tell the worker to abort when `abortWorker`.
+        case failHead(HeadContinuation, OriginError, abortWorker: Bool)
+        /// Fail the waiting consumer if any, release `droppedBytes`, and tell the worker when `abortWorker`.
+        case failBody(ChunkContinuation?, OriginError, droppedBytes: Int, abortWorker: Bool)
+    }
+
+    /// The fetching or consuming task was cancelled, or the body was dropped.
+    mutating func cancel(_ error: OriginError) -> CancelAction {
+        switch state {
+        case .idle:
+            state = .closed(error)
+            return .none
+        case .awaitingHead(let continuation):
+            state = .closed(error)
+            return .failHead(continuation, error, abortWorker: !workerFinished)
+        case .streaming(let body):
+            state = .closed(error)
+            return .failBody(body.waiter, error, droppedBytes: body.bufferedBytes, abortWorker: !workerFinished)
+        case .closed:
+            return .none
+        }
+    }
+
+    // MARK: - Consumer
+
+    enum PollAction {
+        /// A buffered chunk; `requestResume` asks the worker to unpause curl.
+        case chunk([UInt8], requestResume: Bool)
+        /// The body ended cleanly.
+        case end
+        /// The body failed.
+        case fail(OriginError)
+        /// Nothing buffered yet.
+        case wait
+    }
+
+    /// The consumer asks for the next chunk without waiting.
+    mutating func pollChunk() -> PollAction {
+        switch state {
+        case .streaming(var body):
+            if !body.chunks.isEmpty {
+                let chunk = body.chunks.removeFirst()
+                body.bufferedBytes -= chunk.count
+                let resume = body.paused && !body.resumeRequested && body.bufferedBytes <= limit / 2
+                if resume { body.resumeRequested = true }
+                state = .streaming(body)
+                return .chunk(chunk, requestResume: resume)
+            }
+            switch body.end {
+            case .none:
+                return .wait
+            case .finished:
+                state = .closed(nil)
+                return .end
+            case .failed(let error):
+                state = .closed(error)
+                return .fail(error)
+            }
+        case .closed(let error):
+            return error.map(PollAction.fail) ?? .end
+        case .idle, .awaitingHead:
+            preconditionFailure("body read before the head was delivered")
+        }
+    }
+
+    /// The consumer waits for the next chunk: `.wait` means the continuation was stored.
+    ///
+    /// The body has one reader: a second task waiting at the same time gets an error instead.
+    mutating func waitForChunk(_ continuation: ChunkContinuation) -> PollAction {
+        let action = pollChunk()
+        if case .wait = action, case .streaming(var body) = state {
+            guard body.waiter == nil else {
+                return .fail(.invalidRequest(url: url, reason: "the body is read by two tasks at once"))
+            }
+            body.waiter = continuation
+            state = .streaming(body)
+        }
+        return action
+    }
+
+    // MARK: - Worker
+
+    enum HeadAction {
+        case resume(HeadContinuation, ResponseHead)
+        /// Nobody wants the response any more: abort the transfer.
+        case abort
+    }
+
+    /// The worker has the final hop's head.
+    mutating func receiveHead(_ head: ResponseHead) -> HeadAction {
+        switch state {
+        case .awaitingHead(let continuation):
+            state = .streaming(Body())
+            return .resume(continuation, head)
+        case .idle, .streaming, .closed:
+            return .abort
+        }
+    }
+
+    enum ChunkAction {
+        /// The consumer was waiting: hand the chunk to it directly (not buffered).
+        case handOver(ChunkContinuation, [UInt8])
+        /// Buffered.
+        case buffered(Int)
+        /// Buffer full: return `CURL_WRITEFUNC_PAUSE`; curl offers the same bytes again after a resume.
+        case pause
+        /// Nobody wants the body any more: abort the transfer.
+        case abort
+    }
+
+    /// The worker has body bytes.
+    mutating func receiveChunk(_ chunk: [UInt8]) -> ChunkAction {
+        guard case .streaming(var body) = state else { return .abort }
+        if let waiter = body.waiter {
+            body.waiter = nil
+            state = .streaming(body)
+            return .handOver(waiter, chunk)
+        }
+        if body.bufferedBytes > 0, body.bufferedBytes + chunk.count > limit {
+            body.paused = true
+            body.resumeRequested = false
+            state = .streaming(body)
+            return .pause
+        }
+        body.chunks.append(chunk)
+        body.bufferedBytes += chunk.count
+        state = .streaming(body)
+        return .buffered(chunk.count)
+    }
+
+    /// The worker is about to unpause curl; returns whether the transfer is still wanted.
+    mutating func prepareResume() -> Bool {
+        guard case .streaming(var body) = state else { return false }
+        body.paused = false
+        body.resumeRequested = false
+        state = .streaming(body)
+        return true
+    }
+
+    enum FinishAction {
+        case none
+        case failHead(HeadContinuation, OriginError)
+        case endBody(ChunkContinuation, Outcome)
+    }
+
+    /// The worker is done with the transfer, for good.
+    mutating func finish(_ outcome: Outcome) -> FinishAction {
+        workerFinished = true
+        switch state {
+        case .idle:
+            if case .failed(let error) = outcome { state = .closed(error) }
+            return .none
+        case .awaitingHead(let continuation):
+            var error = OriginError.protocolError(url: url, detail: "the transfer ended without a response")
+            if case .failed(let failure) = outcome { error = failure }
+            state = .closed(error)
+            return .failHead(continuation, error)
+        case .streaming(var body):
+            if let waiter = body.waiter {
+                switch outcome {
+                case .finished: state = .closed(nil)
+                case .failed(let error): state = .closed(error)
+                }
+                return .endBody(waiter, outcome)
+            }
+            body.end = outcome
+            state = .streaming(body)
+            return .none
+        case .closed:
+            return .none
+        }
+    }
+}

@@ -1,0 +1,203 @@
+import Testing
+
+@testable import OriginClient
+
+/// The transfer protocol without sockets: buffering, pausing, resuming, ending and cancelling.
+@Suite struct TransferStateMachineTests {
+    static let url = "http://origin.test/seg1.ts"
+    static let head = ResponseHead(
+        status: 200,
+        headers: [],
+        effectiveURL: url,
+        contentLength: nil,
+        redirectCount: 0
+    )
+
+    /// A machine whose head was delivered, so that the body flows.
+    private func streamingMachine(limit: Int) async throws -> TransferStateMachine {
+        var machine = TransferStateMachine(limit: limit, url: Self.url)
+        let head = try await withCheckedThrowingContinuation { continuation in
+            guard case .start = machine.waitForHead(continuation, cancelled: .cancelled(url: Self.url)) else {
+                Issue.record("the fetch should start the transfer")
+                return
+            }
+            guard case .resume(let waiting, let head) = machine.receiveHead(Self.head) else {
+                Issue.record("the head should go to the waiting fetch")
+                return
+            }
+            waiting.resume(returning: head)
+        }
+        #expect(head.status == 200)
+        return machine
+    }
+
+    @Test func chunksAreBufferedUpToTheLimitThenTheTransferPauses() async throws {
+        var machine = try await streamingMachine(limit: 100)
+        guard case .buffered(60) = machine.receiveChunk([UInt8](repeating: 1, count: 60)) else {
+            Issue.record("first chunk should be buffered")
+            return
+        }
+        guard case .buffered(40) = machine.receiveChunk([UInt8](repeating: 2, count: 40)) else {
+            Issue.record("second chunk fits exactly")
+            return
+        }
+        guard case .pause = machine.receiveChunk([3]) else {
+            Issue.record("a full buffer pauses the transfer")
+            return
+        }
+        #expect(machine.bufferedBytes == 100)
+
+        // Draining 60 bytes leaves 40, under half the limit: one resume request.
+        guard case .chunk(let first, let resume) = machine.pollChunk() else {
+            Issue.record("a buffered chunk is returned")
+            return
+        }
+        #expect(first == [UInt8](repeating: 1, count: 60))
+        #expect(resume)
+        guard case .chunk(let second, let resumeAgain) = machine.pollChunk() else {
+            Issue.record("chunks come back in order")
+            return
+        }
+        #expect(second.first == 2)
+        #expect(!resumeAgain, "resume is requested once per pause")
+        let resumed = machine.prepareResume()
+        #expect(resumed)
+        guard case .buffered(1) = machine.receiveChunk([3]) else {
+            Issue.record("after the resume the held chunk is accepted")
+            return
+        }
+    }
+
+    @Test func aChunkLargerThanTheLimitIsAcceptedIntoAnEmptyBuffer() async throws {
+        var machine = try await streamingMachine(limit: 10)
+        guard case .buffered(16) = machine.receiveChunk([UInt8](repeating: 0, count: 16)) else {
+            Issue.record("an empty buffer takes one chunk of any size")
+            return
+        }
+        guard case .pause = machine.receiveChunk([0]) else {
+            Issue.record("then the transfer pauses")
+            return
+        }
+    }
+
+    @Test func aWaitingReaderGetsTheChunkDirectly() async throws {
+        var machine = try await streamingMachine(limit: 100)
+        let chunk = try await withCheckedThrowingContinuation { continuation in
+            guard case .wait = machine.waitForChunk(continuation) else {
+                Issue.record("nothing buffered: the reader waits")
+                return
+            }
+            guard case .handOver(let waiting, let chunk) = machine.receiveChunk([7, 8, 9]) else {
+                Issue.record("the chunk goes to the waiting reader")
+                return
+            }
+            waiting.resume(returning: chunk)
+        }
+        #expect(chunk == [7, 8, 9])
+        #expect(machine.bufferedBytes == 0)
+    }
+
+    @Test func aFailureIsReportedAfterTheBufferedChunksNeverAsACleanEnd() async throws {
+        var machine = try await streamingMachine(limit: 100)
+        _ = machine.receiveChunk([1, 2])
+        let truncated = OriginError.truncatedBody(url: Self.url, received: 2, expected: 10, detail: "closed")
+        guard case .none = machine.finish(.failed(truncated)) else {
+            Issue.record("nobody waits, so nothing is resumed")
+            return
+        }
+        guard case .chunk([1, 2], _) = machine.pollChunk() else {
+            Issue.record("buffered bytes first")
+            return
+        }
+        guard case .fail(let error) = machine.pollChunk() else {
+            Issue.record("then the error")
+            return
+        }
+        #expect(error.kind == .truncatedBody)
+        guard case .fail = machine.pollChunk() else {
+            Issue.record("and the error again, never an end")
+            return
+        }
+    }
+
+    @Test func aWaitingReaderSeesTheEnd() async throws {
+        var machine = try await streamingMachine(limit: 100)
+        let chunk = try await withCheckedThrowingContinuation { continuation in
+            _ = machine.waitForChunk(continuation)
+            guard case .endBody(let waiting, .finished) = machine.finish(.finished) else {
+                Issue.record("the finish resumes the reader")
+                return
+            }
+            waiting.resume(returning: nil)
+        }
+        #expect(chunk == nil)
+        guard case .end = machine.pollChunk() else {
+            Issue.record("the end is final")
+            return
+        }
+    }
+
+    @Test func cancellingDropsTheBufferAndAbortsTheWorker() async throws {
+        var machine = try await streamingMachine(limit: 100)
+        _ = machine.receiveChunk([UInt8](repeating: 0, count: 30))
+        guard
+            case .failBody(nil, let error, droppedBytes: 30, abortWorker: true) =
+                machine.cancel(.cancelled(url: Self.url))
+        else {
+            Issue.record("cancel releases the 30 buffered bytes and aborts the transfer")
+            return
+        }
+        #expect(error.kind == .cancelled)
+        guard case .abort = machine.receiveChunk([1]) else {
+            Issue.record("the worker is told to abort on its next chunk")
+            return
+        }
+        let resumed = machine.prepareResume()
+        #expect(!resumed, "nothing to resume once cancelled")
+    }
+
+    @Test func cancellingAfterTheWorkerFinishedDoesNotAbortIt() async throws {
+        var machine = try await streamingMachine(limit: 100)
+        _ = machine.finish(.finished)
+        guard case .failBody(_, _, _, abortWorker: false) = machine.cancel(.cancelled(url: Self.url)) else {
+            Issue.record("the worker is already done")
+            return
+        }
+    }
+
+    @Test func cancellingBeforeTheHeadFailsTheFetch() async throws {
+        var machine = TransferStateMachine(limit: 100, url: Self.url)
+        guard case .none = machine.cancel(.cancelled(url: Self.url)) else {
+            Issue.record("nothing started yet")
+            return
+        }
+        let error = await #expect(throws: OriginError.self) {
+            let _: ResponseHead = try await withCheckedThrowingContinuation { continuation in
+                guard
+                    case .fail(let waiting, let error) =
+                        machine.waitForHead(continuation, cancelled: .cancelled(url: Self.url))
+                else {
+                    Issue.record("a cancelled transfer does not start")
+                    return
+                }
+                waiting.resume(throwing: error)
+            }
+        }
+        #expect(error?.kind == .cancelled)
+    }
+
+    @Test func aTransferThatEndsWithoutAHeadFailsTheFetch() async throws {
+        var machine = TransferStateMachine(limit: 100, url: Self.url)
+        let error = await #expect(throws: OriginError.self) {
+            let _: ResponseHead = try await withCheckedThrowingContinuation { continuation in
+                _ = machine.waitForHead(continuation, cancelled: .cancelled(url: Self.url))
+                guard case .failHead(let waiting, let error) = machine.finish(.finished) else {
+                    Issue.record("the fetch is failed")
+                    return
+                }
+                waiting.resume(throwing: error)
+            }
+        }
+        #expect(error?.kind == .protocolError)
+    }
+}
