@@ -14,6 +14,7 @@ let package = Package(
         .executable(name: "hlscache", targets: ["hlscache"]),
         .library(name: "HLSPlaylist", targets: ["HLSPlaylist"]),
         .library(name: "OriginClient", targets: ["OriginClient"]),
+        .library(name: "SegmentCache", targets: ["SegmentCache"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -29,6 +30,8 @@ let package = Package(
             providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]
         ),
         .target(name: "OriginClient", dependencies: ["CCurl"], swiftSettings: swiftSettings),
+        .target(name: "SegmentCache", swiftSettings: swiftSettings),
+        .executableTarget(name: "SegmentCacheWorker", dependencies: ["SegmentCache"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "hlscache",
             dependencies: [
@@ -55,6 +58,11 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "SegmentCacheTests",
+            dependencies: ["SegmentCache"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

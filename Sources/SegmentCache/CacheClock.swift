@@ -1,0 +1,42 @@
+import Foundation
+
+/// Where the cache gets wall-clock time and how its janitor waits; injected so tests control expiry.
+///
+/// Expiry, fetch time and last access are persisted across restarts, so they are wall-clock
+/// `Date`s, not instants of a monotonic `Clock`.
+public protocol CacheClock: Sendable {
+    /// The current wall-clock time.
+    /// - Returns: now.
+    func now() -> Date
+    /// Suspends the calling task for `duration`.
+    /// - Parameter duration: how long to wait.
+    /// - Throws: `CancellationError` when the task is cancelled.
+    func sleep(for duration: Duration) async throws
+}
+
+/// The system's wall clock, and `Task.sleep` on the continuous clock.
+public struct SystemCacheClock: CacheClock {
+    /// Creates the system clock.
+    public init() {}
+
+    /// The current wall-clock time.
+    /// - Returns: `Date()`.
+    public func now() -> Date { Date() }
+
+    /// Sleeps on `ContinuousClock`.
+    /// - Parameter duration: how long to wait.
+    /// - Throws: `CancellationError` when the task is cancelled.
+    public func sleep(for duration: Duration) async throws {
+        try await Task.sleep(for: duration)
+    }
+}
+
+extension Date {
+    /// Milliseconds since 1970, the unit of the entry header's times.
+    var millisecondsSince1970: Int64 { Int64((timeIntervalSince1970 * 1000).rounded(.down)) }
+
+    /// The date `milliseconds` after 1970.
+    init(millisecondsSince1970 milliseconds: Int64) {
+        self.init(timeIntervalSince1970: Double(milliseconds) / 1000)
+    }
+}

@@ -1,0 +1,57 @@
+extension SegmentCache {
+    /// When the cache calls `fdatasync` on what it writes.
+    public enum SyncPolicy: Sendable, Hashable {
+        /// `fdatasync` each entry before the rename that publishes it. After a power loss an entry is
+        /// either absent or complete; entries published just before the loss may be absent. The default.
+        case beforePublish
+        /// Never sync. A process crash still leaves only complete entries (the page cache survives it),
+        /// but after a power loss a published entry may hold zeros or garbage of the right length.
+        /// For throwaway caches and benchmarks.
+        case never
+    }
+
+    /// How a cache is set up.
+    public struct Configuration: Sendable {
+        /// The cache directory; created if missing. Two processes may share it.
+        public var directory: String
+        /// The most bytes (entry files, headers included) the cache keeps; least recently used entries go first.
+        public var maxBytes: Int64
+        /// When data is made durable; see ``SyncPolicy``.
+        public var sync: SyncPolicy
+        /// The largest chunk a body stream yields, in bytes (default 256 KiB).
+        public var readChunkSize: Int
+        /// How often the janitor evicts entries other processes added and persists last-access times (default 10 s).
+        public var janitorInterval: Duration
+        /// How often the janitor rescans the directory to learn about other processes' entries (default 5 min).
+        public var rescanInterval: Duration
+        /// Receives what the cache has to report: disk errors, removed corrupt entries, evictions.
+        public var log: @Sendable (CacheLogRecord) -> Void
+
+        /// Creates a configuration.
+        /// - Parameters:
+        ///   - directory: the cache directory.
+        ///   - maxBytes: the size bound, in bytes.
+        ///   - sync: when data is made durable.
+        ///   - readChunkSize: the largest chunk a body stream yields.
+        ///   - janitorInterval: how often the janitor runs.
+        ///   - rescanInterval: how often the janitor rescans the directory.
+        ///   - log: receives log records; by default they are dropped.
+        public init(
+            directory: String,
+            maxBytes: Int64,
+            sync: SyncPolicy = .beforePublish,
+            readChunkSize: Int = 256 * 1024,
+            janitorInterval: Duration = .seconds(10),
+            rescanInterval: Duration = .seconds(300),
+            log: @escaping @Sendable (CacheLogRecord) -> Void = { _ in }
+        ) {
+            self.directory = directory
+            self.maxBytes = maxBytes
+            self.sync = sync
+            self.readChunkSize = max(4096, readChunkSize)
+            self.janitorInterval = janitorInterval
+            self.rescanInterval = rescanInterval
+            self.log = log
+        }
+    }
+}

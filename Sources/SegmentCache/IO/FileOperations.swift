@@ -1,0 +1,98 @@
+import Glibc
+
+/// The file system calls the cache makes on entry and temporary files.
+///
+/// ``PosixFileOperations`` makes them for real; tests wrap it to inject `ENOSPC`, `EIO` or
+/// `EROFS` at a chosen point. Descriptors are plain `CInt`s owned by ``OpenFile``.
+/// The directory scan at open reads directories directly and does not go through this seam.
+package protocol FileOperations: Sendable {
+    /// Opens `path` with `open(2)` flags; `O_CLOEXEC` is added.
+    func open(_ path: String, flags: CInt, mode: mode_t) throws(SystemError) -> CInt
+    /// Closes a descriptor, ignoring errors (the cache never writes through a descriptor it closes unsynced).
+    func close(_ descriptor: CInt)
+    /// Writes at `offset`; may write fewer bytes than asked, like `pwrite(2)`.
+    func write(_ descriptor: CInt, _ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(SystemError) -> Int
+    /// Reads at `offset`; returns 0 at the end of the file, like `pread(2)`.
+    func read(
+        _ descriptor: CInt, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64
+    ) throws(SystemError) -> Int
+    /// The size of an open file, from `fstat(2)`.
+    func size(of descriptor: CInt) throws(SystemError) -> Int64
+    /// Makes the file's data durable, with `fdatasync(2)`.
+    func synchronize(_ descriptor: CInt) throws(SystemError)
+    /// Renames atomically, replacing `destination` if it exists.
+    func rename(_ source: String, to destination: String) throws(SystemError)
+    /// Removes a file.
+    func unlink(_ path: String) throws(SystemError)
+    /// Creates a directory; succeeds if it exists already.
+    func makeDirectory(_ path: String) throws(SystemError)
+    /// Sets a file's modification time, which the cache uses as its last-access time.
+    func setModificationTime(_ path: String, milliseconds: Int64) throws(SystemError)
+}
+
+extension FileOperations {
+    /// Writes all of `bytes` at `offset`, looping over short writes.
+    /// - Returns: the number of bytes written, which is `bytes.count` unless it throws.
+    /// - Throws: ``PartialWriteError`` carrying how many bytes were written before the failure.
+    func writeAll(_ descriptor: CInt, _ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(PartialWriteError) {
+        var done = 0
+        while done < bytes.count {
+            do throws(SystemError) {
+                let written = try write(
+                    descriptor, UnsafeRawBufferPointer(rebasing: bytes[done...]), at: offset + Int64(done))
+                guard written > 0 else {
+                    throw SystemError(code: EIO, operation: "write", path: nil)
+                }
+                done += written
+            } catch {
+                throw PartialWriteError(written: done, underlying: error)
+            }
+        }
+    }
+
+    /// Writes all of `bytes` at `offset`.
+    /// - Throws: ``PartialWriteError`` carrying how many bytes were written before the failure.
+    func writeAll(_ descriptor: CInt, _ bytes: [UInt8], at offset: Int64) throws(PartialWriteError) {
+        var failure: PartialWriteError?
+        bytes.withUnsafeBytes { buffer in
+            do throws(PartialWriteError) {
+                try writeAll(descriptor, buffer, at: offset)
+            } catch {
+                failure = error
+            }
+        }
+        if let failure { throw failure }
+    }
+
+    /// Reads exactly `count` bytes at `offset`, looping over short reads.
+    /// - Throws: ``SystemError`` with `EIO` when the file ends first.
+    func readExactly(_ descriptor: CInt, count: Int, at offset: Int64) throws(SystemError) -> [UInt8] {
+        var result = [UInt8](repeating: 0, count: count)
+        var failure: SystemError?
+        result.withUnsafeMutableBytes { buffer in
+            var done = 0
+            while done < count {
+                do throws(SystemError) {
+                    let got = try read(
+                        descriptor, into: UnsafeMutableRawBufferPointer(rebasing: buffer[done...]),
+                        at: offset + Int64(done))
+                    guard got > 0 else { throw SystemError(code: EIO, operation: "read (file ends early)", path: nil) }
+                    done += got
+                } catch {
+                    failure = error
+                    return
+                }
+            }
+        }
+        if let failure { throw failure }
+        return result
+    }
+}
+
+/// A write that failed after part of its bytes reached the file.
+package struct PartialWriteError: Error, Sendable {
+    /// How many bytes were written before the failure.
+    package let written: Int
+    /// The failing call.
+    package let underlying: SystemError
+}

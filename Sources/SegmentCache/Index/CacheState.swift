@@ -1,0 +1,105 @@
+/// Everything a cache shares between requests, fills and the janitor; lives behind one `Mutex`.
+///
+/// Every operation on it is O(1) or proportional to what it returns, so no lock holder makes a hit wait;
+/// file system calls happen outside the lock.
+struct CacheState: Sendable {
+    /// Published entries, in least-recently-used order.
+    var index = LRUIndex()
+    /// Fills in flight, by the digest of their key.
+    var flights: [EntryDigest: Flight] = [:]
+    /// Entries being unlinked by eviction or invalidation, with their sizes; a fill of one waits before
+    /// publishing. Their bytes still count against the bound until the unlink is done, so the files on
+    /// disk never exceed it either.
+    private(set) var evicting: [EntryDigest: Int64] = [:]
+    private var evictingBytes: Int64 = 0
+    /// Entries whose last access changed since it was last written to their file's modification time.
+    var dirtyAccess: Set<EntryDigest> = []
+    /// Ranged entries by URL, to find one containing a requested range.
+    var rangedEntries: [URLDigest: Set<EntryDigest>] = [:]
+    /// The ranges of ranged entries whose header has been read.
+    var knownRanges: [EntryDigest: ByteRange] = [:]
+    /// Fill tasks, cancelled and awaited by `close()`.
+    var fillTasks: [UInt64: Task<Void, Never>] = [:]
+    var nextFillID: UInt64 = 0
+    var isClosed = false
+    /// The index came from a snapshot: the janitor's first pass rescans the directory.
+    var needsRescan = false
+    /// `close()` wrote the snapshot.
+    var snapshotWritten = false
+
+    init() {}
+
+    /// Builds the state from the directory scan.
+    init(scanned: [ScannedEntry]) {
+        index = LRUIndex(scanned: scanned)
+        for entry in scanned where entry.digest.isRanged {
+            rangedEntries[entry.digest.url, default: []].insert(entry.digest)
+        }
+    }
+
+    /// Records an entry published here; its last access is written to the file by the next janitor pass,
+    /// as the file's own modification time comes from the system clock, not the cache's.
+    mutating func addEntry(_ digest: EntryDigest, size: Int64, lastAccess: Int64, range: ByteRange?) {
+        index.insert(digest, size: size, lastAccess: lastAccess)
+        dirtyAccess.insert(digest)
+        noteRange(digest, range)
+    }
+
+    /// Records an entry found on disk, placing it by its age; does nothing if it is known.
+    mutating func addFoundEntry(_ digest: EntryDigest, size: Int64, lastAccess: Int64) {
+        index.insertByAge(digest, size: size, lastAccess: lastAccess)
+        if digest.isRanged { rangedEntries[digest.url, default: []].insert(digest) }
+    }
+
+    /// Learns the range of a ranged entry from its header.
+    mutating func noteRange(_ digest: EntryDigest, _ range: ByteRange?) {
+        guard let range, digest.isRanged else { return }
+        rangedEntries[digest.url, default: []].insert(digest)
+        knownRanges[digest] = range
+    }
+
+    /// Forgets an entry.
+    /// - Returns: its size, if it was known.
+    @discardableResult
+    mutating func removeEntry(_ digest: EntryDigest) -> Int64? {
+        dirtyAccess.remove(digest)
+        if digest.isRanged {
+            knownRanges[digest] = nil
+            rangedEntries[digest.url]?.remove(digest)
+            if rangedEntries[digest.url]?.isEmpty == true { rangedEntries[digest.url] = nil }
+        }
+        return index.remove(digest)
+    }
+
+    /// Notes a hit: the entry becomes the most recently used.
+    mutating func touch(_ digest: EntryDigest, size: Int64, at time: Int64) {
+        if !index.touch(digest, at: time) { index.insert(digest, size: size, lastAccess: time) }
+        dirtyAccess.insert(digest)
+    }
+
+    /// Picks the next entry to evict so that `incoming` more bytes fit within `maxBytes`, and marks it
+    /// as being evicted; `nil` when everything fits or nothing can go. Entries being filled or
+    /// evicted, and `keeping`, are never picked.
+    mutating func nextVictim(toFit incoming: Int64, within maxBytes: Int64, keeping: EntryDigest?) -> EntryDigest? {
+        guard index.totalBytes + evictingBytes + incoming > maxBytes else { return nil }
+        let flights = self.flights
+        guard let victim = index.leastRecentlyUsed(where: { $0 != keeping && flights[$0] == nil }) else { return nil }
+        beginRemoval(victim)
+        return victim
+    }
+
+    /// Forgets an entry and marks it as being unlinked, until ``endRemoval(_:)``.
+    mutating func beginRemoval(_ digest: EntryDigest) {
+        let size = removeEntry(digest) ?? 0
+        evicting[digest, default: 0] += size
+        evictingBytes += size
+    }
+
+    /// The entry's file is gone.
+    mutating func endRemoval(_ digest: EntryDigest) {
+        evictingBytes -= evicting.removeValue(forKey: digest) ?? 0
+    }
+
+    /// Whether an entry's file is being unlinked.
+    func isBeingRemoved(_ digest: EntryDigest) -> Bool { evicting[digest] != nil }
+}

@@ -1,0 +1,204 @@
+import Foundation
+import Glibc
+import Synchronization
+
+extension SegmentCache {
+    /// Runs one fill to its end, whoever is still reading it.
+    ///
+    /// Re-checks the store first (an entry may have been published since the request missed, here or
+    /// by another process), then fetches, streams the body to the flight's readers through the temporary
+    /// file, and publishes it if it is complete. A disk error turns the rest of the fill into pass-through.
+    func fill(_ flight: Flight) async {
+        defer { endFlight(flight) }
+        let key = flight.key
+        if let entry = openEntry(flight.digest, expecting: key), !entry.metadata.isExpired(at: clock.now()) {
+            noteHit(entry, at: clock.now())
+            let head = FlightHead(metadata: entry.metadata, isStored: true, isFromStore: true)
+            flight.answeredFromStore(
+                head, file: entry.file, bodyOffset: entry.headerLength, length: entry.header.bodyLength)
+            return
+        }
+        counters.originFetches.increment()
+        let response: SourceResponse
+        do {
+            response = try await source.fetch(key)
+        } catch {
+            fail(flight, error)
+            return
+        }
+        let metadata = EntryMetadata(
+            key: key,
+            status: response.status,
+            contentType: response.contentType,
+            contentLength: response.contentLength,
+            etag: response.etag,
+            lastModified: response.lastModified,
+            fetchedAt: clock.now(),
+            expiry: response.expiry
+        )
+        var writer = response.cacheable ? makeWriter(for: metadata) : nil
+        flight.headArrived(
+            FlightHead(metadata: metadata, isStored: writer != nil, isFromStore: false),
+            file: writer?.file,
+            bodyOffset: writer?.headerLength ?? 0
+        )
+        var received: Int64 = 0
+        do {
+            for try await chunk in response.body where !chunk.isEmpty {
+                try Task.checkCancellation()
+                received += Int64(chunk.count)
+                counters.originBytes.add(Int64(chunk.count), ordering: .relaxed)
+                if let announced = response.contentLength, received > announced {
+                    throw CacheError.longBody(key: key, received: received, announced: announced)
+                }
+                append(chunk, to: &writer, of: flight)
+            }
+            // A cancelled stream may just end: never take that for a complete body.
+            try Task.checkCancellation()
+            if let announced = response.contentLength, received < announced {
+                throw CacheError.shortBody(key: key, received: received, announced: announced)
+            }
+        } catch {
+            writer?.discard()
+            fail(flight, error)
+            return
+        }
+        flight.finished()
+        if let writer {
+            await publish(writer, of: flight)
+        } else {
+            counters.passThroughFills.increment()
+        }
+    }
+
+    /// Hands a chunk to the flight's readers, through the temporary file while there is one.
+    /// On a write failure, or when the entry outgrows the cache, the file is dropped and the rest goes through memory.
+    private func append(_ chunk: [UInt8], to writer: inout EntryWriter?, of flight: Flight) {
+        guard var current = writer else {
+            flight.appendedToMemory(chunk)
+            return
+        }
+        writer = nil
+        guard current.fileSize + Int64(chunk.count) <= configuration.maxBytes else {
+            log(
+                .debug, "object outgrows the cache's \(configuration.maxBytes) bytes, passing it through",
+                key: flight.key)
+            current.discard()
+            flight.appendedToMemory(chunk)
+            return
+        }
+        do throws(PartialWriteError) {
+            try current.append(chunk)
+            writer = current
+            flight.appendedToFile(chunk.count)
+        } catch {
+            flight.appendedToFile(error.written)
+            if error.written < chunk.count { flight.appendedToMemory(Array(chunk[error.written...])) }
+            current.discard()
+            reportDiskError(error.underlying, key: flight.key)
+        }
+    }
+
+    /// A temporary file for a cacheable answer, or `nil` to pass it through (no writable directory,
+    /// larger than the cache, oversized header, or the file cannot be created).
+    private func makeWriter(for metadata: EntryMetadata) -> EntryWriter? {
+        guard let temporaryArea else { return nil }
+        let headerLength = EntryHeader(metadata: metadata, bodyLength: 0).encoded().count
+        guard headerLength <= EntryHeader.maxLength,
+            Int64(headerLength) + (metadata.contentLength ?? 0) <= configuration.maxBytes
+        else { return nil }
+        do throws(SystemError) {
+            return try EntryWriter(path: temporaryArea.makePath(), metadata: metadata, operations: operations)
+        } catch {
+            reportDiskError(error, key: metadata.key)
+            return nil
+        }
+    }
+
+    /// Seals the complete temporary file, makes room, and renames it into place.
+    private func publish(_ writer: EntryWriter, of flight: Flight) async {
+        let key = flight.key
+        let digest = flight.digest
+        guard !flight.isInvalidated else {
+            writer.discard()
+            counters.passThroughFills.increment()
+            return
+        }
+        do throws(SystemError) {
+            try writer.seal(sync: configuration.sync)
+        } catch {
+            writer.discard()
+            reportDiskError(error, key: key)
+            return
+        }
+        await reserveRoom(for: digest, size: writer.fileSize, range: key.range)
+        let path = layout.path(of: digest)
+        do throws(SystemError) {
+            try writer.publish(to: path, creating: layout.directories(of: digest))
+        } catch {
+            writer.discard()
+            state.withLock { _ = $0.removeEntry(digest) }
+            reportDiskError(error, key: key)
+            return
+        }
+        if flight.isInvalidated {
+            // Invalidated between the check above and the rename: take it back.
+            try? operations.unlink(path)
+            state.withLock { _ = $0.removeEntry(digest) }
+            return
+        }
+        counters.publishedFills.increment()
+        log(.debug, "published \(writer.bodyBytes) bytes as \(digest.relativePath)", key: key)
+    }
+
+    /// Evicts least recently used entries until `size` more bytes fit, then records the entry-to-be so
+    /// that concurrent fills count it. Waits while `digest` itself is being unlinked by an eviction.
+    private func reserveRoom(for digest: EntryDigest, size: Int64, range: ByteRange?) async {
+        enum Step {
+            case wait
+            case evict(EntryDigest)
+            case done
+        }
+        let maxBytes = configuration.maxBytes
+        while true {
+            let now = nowMilliseconds
+            let step = state.withLock { state -> Step in
+                if state.isBeingRemoved(digest) { return .wait }
+                state.removeEntry(digest)  // the version this fill replaces, if any
+                if let victim = state.nextVictim(toFit: size, within: maxBytes, keeping: digest) {
+                    return .evict(victim)
+                }
+                state.addEntry(digest, size: size, lastAccess: now, range: range)
+                return .done
+            }
+            switch step {
+            case .wait: await Task.yield()
+            case .evict(let victim): unlinkEvicted(victim)
+            case .done: return
+            }
+        }
+    }
+
+    /// Unlinks an entry `CacheState.nextVictim` picked, outside the lock; readers holding it open keep reading.
+    func unlinkEvicted(_ victim: EntryDigest) {
+        do throws(SystemError) {
+            try operations.unlink(layout.path(of: victim))
+        } catch let error where error.code != ENOENT {
+            reportDiskError(error, key: nil)
+        } catch {}
+        state.withLock { $0.endRemoval(victim) }
+        counters.evictions.increment()
+    }
+
+    private func fail(_ flight: Flight, _ error: any Error) {
+        counters.failedFills.increment()
+        log(.debug, "fill failed: \(error)", key: flight.key)
+        flight.failed(error)
+    }
+
+    private func endFlight(_ flight: Flight) {
+        state.withLock { state in
+            if state.flights[flight.digest] === flight { state.flights[flight.digest] = nil }
+        }
+    }
+}

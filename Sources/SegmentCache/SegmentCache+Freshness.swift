@@ -1,0 +1,58 @@
+import Foundation
+import Glibc
+import Synchronization
+
+extension SegmentCache {
+    /// The published entry serving `key`, expired or not, without fetching anything.
+    /// - Parameter key: the object wanted.
+    /// - Returns: a hit response, or `nil` when nothing cached serves `key`.
+    public func cachedEntry(for key: CacheKey) -> CacheResponse? {
+        lookup(key, freshness: .any)
+    }
+
+    /// The published entry serving `key` if it has expired: what stale-if-error serves when a refresh fails.
+    /// - Parameter key: the object wanted.
+    /// - Returns: a hit response whose expiry has passed, or `nil` when there is none (or it is still fresh).
+    public func staleEntry(for key: CacheKey) -> CacheResponse? {
+        guard let response = lookup(key, freshness: .any), response.metadata.isExpired(at: clock.now()) else {
+            return nil
+        }
+        return response
+    }
+
+    /// Sets the expiry of `key`'s entry, in place in its header: for a playlist revalidated with the
+    /// origin (`304 Not Modified`), which stays as it is but is fresh again.
+    /// - Parameters:
+    ///   - expiry: the new expiry, or `nil` for never.
+    ///   - key: the entry's key (exactly: not a range inside another entry).
+    /// - Returns: `false` when there is no such entry or the update failed (a disk error, logged and counted).
+    @discardableResult
+    public func updateExpiry(_ expiry: Date?, for key: CacheKey) -> Bool {
+        guard let entry = openEntry(EntryDigest(key), expecting: key, writable: true) else { return false }
+        do throws(PartialWriteError) {
+            try operations.writeAll(
+                entry.file.descriptor, EntryHeader.encodedExpiry(expiry), at: EntryHeader.expiryOffset)
+            noteHit(entry, at: clock.now())
+            return true
+        } catch {
+            reportDiskError(error.underlying, key: key)
+            return false
+        }
+    }
+
+    /// Removes `key`'s entry; a fill of `key` in flight still serves its readers but is not published.
+    /// - Parameter key: the entry's key.
+    public func invalidate(_ key: CacheKey) {
+        let digest = EntryDigest(key)
+        state.withLock { state in
+            state.flights[digest]?.invalidate()
+            state.beginRemoval(digest)
+        }
+        do throws(SystemError) {
+            try operations.unlink(layout.path(of: digest))
+        } catch let error where error.code != ENOENT {
+            reportDiskError(error, key: key)
+        } catch {}
+        state.withLock { $0.endRemoval(digest) }
+    }
+}

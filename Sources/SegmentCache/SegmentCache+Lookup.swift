@@ -1,0 +1,105 @@
+import Foundation
+import Glibc
+import Synchronization
+
+extension SegmentCache {
+    /// A published entry serving `key`: its own, or one of its URL whose bytes contain its range.
+    func lookup(_ key: CacheKey, freshness: Freshness) -> CacheResponse? {
+        let now = clock.now()
+        let accepts = { (metadata: EntryMetadata) in freshness == .any || !metadata.isExpired(at: now) }
+        let digest = EntryDigest(key)
+        let chunkSize = configuration.readChunkSize
+        if let entry = openEntry(digest, expecting: key), accepts(entry.metadata) {
+            noteHit(entry, at: now)
+            return entry.response(for: key, window: nil, chunkSize: chunkSize)
+        }
+        guard let range = key.range else { return nil }
+        if let whole = openEntry(EntryDigest(key.wholeObject), expecting: key.wholeObject),
+            range.upperBound <= whole.header.bodyLength, accepts(whole.metadata)
+        {
+            noteHit(whole, at: now)
+            return whole.response(for: key, window: range, chunkSize: chunkSize)
+        }
+        let candidates = state.withLock { state in
+            (state.rangedEntries[digest.url] ?? []).filter { $0 != digest }.map { ($0, state.knownRanges[$0]) }
+        }
+        for (candidate, knownRange) in candidates where knownRange?.contains(range) ?? true {
+            guard let entry = openEntry(candidate, expecting: nil), let entryRange = entry.metadata.key.range else {
+                continue
+            }
+            state.withLock { $0.noteRange(candidate, entryRange) }
+            guard entry.metadata.key.url == key.url, entryRange.contains(range), accepts(entry.metadata) else {
+                continue
+            }
+            noteHit(entry, at: now)
+            let window = ByteRange(offset: range.offset - entryRange.offset, length: range.length)
+            return entry.response(for: key, window: window, chunkSize: chunkSize)
+        }
+        return nil
+    }
+
+    /// Opens and validates the entry file named by `digest`.
+    ///
+    /// A missing file is forgotten; an unreadable or corrupt one is counted, logged and removed; a file
+    /// holding another key (a hash collision, or `expecting` another range) is left alone.
+    /// - Parameters:
+    ///   - digest: the entry's name.
+    ///   - expecting: the key the entry must hold, or `nil` to accept the key its name was derived from.
+    ///   - writable: open for writing, to update the expiry in place.
+    func openEntry(_ digest: EntryDigest, expecting key: CacheKey?, writable: Bool = false) -> StoredEntry? {
+        let path = layout.path(of: digest)
+        let descriptor: CInt
+        do throws(SystemError) {
+            descriptor = try operations.open(path, flags: writable ? O_RDWR : O_RDONLY, mode: 0)
+        } catch {
+            if error.code == ENOENT {
+                state.withLock { state in if state.flights[digest] == nil { state.removeEntry(digest) } }
+            } else {
+                reportDiskError(error, key: key)
+            }
+            return nil
+        }
+        let file = OpenFile(descriptor: descriptor, operations: operations)
+        do throws(SystemError) {
+            let size = try operations.size(of: descriptor)
+            var bytes = try file.read(count: Int(min(Int64(EntryHeader.typicalLength), size)), at: 0)
+            if let length = EntryHeader.length(ofHeaderStartingWith: bytes), length > bytes.count {
+                bytes = try file.read(count: length, at: 0)
+            }
+            guard let header = EntryHeader(decoding: bytes),
+                let headerLength = EntryHeader.length(ofHeaderStartingWith: bytes),
+                Int64(headerLength) + header.bodyLength == size
+            else {
+                removeCorrupt(digest, path: path, key: key)
+                return nil
+            }
+            if let key {
+                guard header.metadata.key == key else { return nil }
+            } else if EntryDigest(header.metadata.key) != digest {
+                removeCorrupt(digest, path: path, key: key)
+                return nil
+            }
+            return StoredEntry(
+                digest: digest, file: file, header: header, headerLength: Int64(headerLength), fileSize: size)
+        } catch {
+            reportDiskError(error, key: key)
+            return nil
+        }
+    }
+
+    /// Marks an entry used now.
+    func noteHit(_ entry: StoredEntry, at now: Date) {
+        let time = now.millisecondsSince1970
+        state.withLock { state in
+            state.touch(entry.digest, size: entry.fileSize, at: time)
+            state.noteRange(entry.digest, entry.metadata.key.range)
+        }
+    }
+
+    private func removeCorrupt(_ digest: EntryDigest, path: String, key: CacheKey?) {
+        counters.diskErrors.increment()
+        log(.warning, "removed corrupt cache entry \(path)", key: key)
+        try? operations.unlink(path)
+        state.withLock { state in if state.flights[digest] == nil { state.removeEntry(digest) } }
+    }
+}

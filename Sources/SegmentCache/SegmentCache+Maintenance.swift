@@ -1,0 +1,135 @@
+import Foundation
+import Glibc
+import Synchronization
+
+extension SegmentCache {
+    /// The janitor: every ``Configuration/janitorInterval``, evicts down to ``Configuration/maxBytes`` and
+    /// persists last-access times; every ``Configuration/rescanInterval``, also rescans the directory for
+    /// other processes' entries and removes dead processes' temporary files. Returns when cancelled,
+    /// after closing the cache (see ``close()``).
+    ///
+    /// Fills evict what they need before they publish, so the bound holds without the janitor; it catches
+    /// up with entries other processes published.
+    public func run() async {
+        let janitorInterval = configuration.janitorInterval
+        let ticksPerRescan = max(1, Int(configuration.rescanInterval / janitorInterval))
+        var tick = 0
+        if state.withLock({ $0.needsRescan }) { performMaintenance(rescan: true) }
+        while !Task.isCancelled {
+            do {
+                try await clock.sleep(for: janitorInterval)
+            } catch {
+                break
+            }
+            tick += 1
+            performMaintenance(rescan: tick % ticksPerRescan == 0)
+        }
+        await close()
+    }
+
+    /// One janitor pass, now: evict down to the bound, persist last-access times and, if asked, rescan.
+    ///
+    /// A cache opened from a snapshot does not know what other processes did since it was written; a
+    /// process that does not run ``run()`` (a CLI) calls this with `rescan: true` to catch up.
+    /// - Parameter rescan: whether to rescan the directory and sweep dead processes' temporary files.
+    public func performMaintenance(rescan: Bool = false) {
+        if rescan {
+            rescanDirectory()
+            state.withLock { $0.needsRescan = false }
+        }
+        evictToLimit()
+        persistLastAccess()
+    }
+
+    /// Stops the cache: cancels the fills in flight (their readers' streams fail) and waits for them,
+    /// writes last-access times to the entries and the index snapshot the next open reads, and releases
+    /// the instance lock. Later fetches throw. Idempotent.
+    public func close() async {
+        let tasks = state.withLock { state in
+            state.isClosed = true
+            return Array(state.fillTasks.values)
+        }
+        for task in tasks { task.cancel() }
+        for task in tasks { await task.value }
+        persistLastAccess()
+        writeSnapshot()
+        temporaryArea?.removeLockFile()
+    }
+
+    /// Writes the index snapshot, at the first close only, and only if no other instance used the directory
+    /// meanwhile (see `IndexSnapshot`).
+    private func writeSnapshot() {
+        guard let temporaryArea, !IndexSnapshot.isShared(in: layout.root) else { return }
+        let entries = state.withLock { state -> [ScannedEntry]? in
+            guard !state.snapshotWritten else { return nil }
+            state.snapshotWritten = true
+            return state.index.entries
+        }
+        guard let entries else { return }
+        do throws(SystemError) {
+            try IndexSnapshot.write(
+                entries, in: layout.root, temporaryPath: temporaryArea.makePath(), operations: operations)
+        } catch {
+            reportDiskError(error, key: nil)
+        }
+    }
+
+    /// Evicts least recently used entries until the total is within the bound.
+    func evictToLimit() {
+        let maxBytes = configuration.maxBytes
+        while let victim = state.withLock({ $0.nextVictim(toFit: 0, within: maxBytes, keeping: nil) }) {
+            unlinkEvicted(victim)
+        }
+    }
+
+    /// Writes the last access of entries used since the last pass to their modification time.
+    func persistLastAccess() {
+        guard temporaryArea != nil else { return }
+        let updates = state.withLock { state in
+            defer { state.dirtyAccess = [] }
+            return state.dirtyAccess.compactMap { digest in state.index.lastAccess(of: digest).map { (digest, $0) } }
+        }
+        var failure: SystemError?
+        for (digest, lastAccess) in updates {
+            do throws(SystemError) {
+                try operations.setModificationTime(layout.path(of: digest), milliseconds: lastAccess)
+            } catch let error where error.code != ENOENT {
+                failure = error
+            } catch {}
+        }
+        // One report per pass: a read-only directory would otherwise log once per entry.
+        if let failure { reportDiskError(failure, key: nil) }
+    }
+
+    /// Brings the index in line with the directory: adds entries other processes published, drops
+    /// entries other processes removed, and sweeps temporary files of dead processes. Works in batches
+    /// so that hits never wait long for the lock.
+    func rescanDirectory() {
+        let started = nowMilliseconds
+        let swept = TemporaryArea.sweep(directory: layout.temporaryDirectory, except: temporaryArea?.instance)
+        for failure in swept.failures { reportDiskError(failure, key: nil) }
+        let scanned = DirectoryScanner.scan(root: layout.root)
+        let batchSize = 1024
+        for start in stride(from: 0, to: scanned.count, by: batchSize) {
+            let batch = scanned[start..<min(start + batchSize, scanned.count)]
+            state.withLock { state in
+                for entry in batch where !state.index.contains(entry.digest) && !state.isBeingRemoved(entry.digest) {
+                    state.addFoundEntry(entry.digest, size: entry.size, lastAccess: entry.lastAccess)
+                }
+            }
+        }
+        let onDisk = Set(scanned.map(\.digest))
+        let known = state.withLock { Array($0.index.digests) }
+        let gone = known.filter { !onDisk.contains($0) }
+        for start in stride(from: 0, to: gone.count, by: batchSize) {
+            let batch = gone[start..<min(start + batchSize, gone.count)]
+            state.withLock { state in
+                // Entries published after the scan started are not in it; keep them.
+                for digest in batch
+                where state.flights[digest] == nil && (state.index.lastAccess(of: digest) ?? 0) < started {
+                    state.removeEntry(digest)
+                }
+            }
+        }
+    }
+}

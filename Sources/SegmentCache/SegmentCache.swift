@@ -1,0 +1,176 @@
+import Foundation
+import Glibc
+import Synchronization
+
+/// A playlist-aware HLS object cache on disk: lookups, single-flight fills that stream while they
+/// download, least-recently-used eviction, and freshness for the server's playlist policy.
+///
+/// ```swift
+/// let cache = try SegmentCache(configuration: .init(directory: "/var/cache/hlscache", maxBytes: 10 << 30),
+///                              source: originAdapter)
+/// let response = try await cache.fetch(CacheKey(url: segmentURL))
+/// for try await chunk in response.body { try await writer.write(chunk) }
+/// ```
+///
+/// Put ``run()`` in the server's service group: it evicts, persists last-access times and rescans the
+/// directory for other processes' entries, and closes the cache when cancelled. See the `SegmentCache`
+/// article for the storage format, the fill protocol and what survives a crash.
+public final class SegmentCache: Sendable {
+    let configuration: Configuration
+    let layout: CacheLayout
+    let source: any ObjectSource
+    let clock: any CacheClock
+    let operations: any FileOperations
+    /// `nil` when the directory is not writable: every fill then passes through unstored.
+    let temporaryArea: TemporaryArea?
+    let counters = Counters()
+    let state: Mutex<CacheState>
+
+    /// Opens (creating if needed) the cache directory: removes temporary files left by dead processes
+    /// and indexes the published entries, from the snapshot the last clean ``close()`` wrote if there is
+    /// one, else from a directory scan; it reads no entry file.
+    ///
+    /// A directory that exists but is not writable opens in pass-through mode: published entries are
+    /// served, new fills are not stored, and the problem is logged and counted as a disk error.
+    /// - Parameters:
+    ///   - configuration: the directory, size bound and policies.
+    ///   - source: where objects that are not cached come from.
+    ///   - clock: wall-clock time for expiry and last access, and the janitor's sleep.
+    /// - Throws: ``CacheError`` when the directory does not exist and cannot be created.
+    public convenience init(
+        configuration: Configuration,
+        source: any ObjectSource,
+        clock: any CacheClock = SystemCacheClock()
+    ) throws {
+        try self.init(configuration: configuration, source: source, clock: clock, operations: PosixFileOperations())
+    }
+
+    /// Opens the cache with a given file layer (tests inject failures through it).
+    /// - Parameters:
+    ///   - configuration: the directory, size bound and policies.
+    ///   - source: where objects that are not cached come from.
+    ///   - clock: wall-clock time and sleep.
+    ///   - operations: the file system calls made on entry and temporary files.
+    /// - Throws: ``CacheError`` when the directory does not exist and cannot be created.
+    package init(
+        configuration: Configuration,
+        source: any ObjectSource,
+        clock: any CacheClock,
+        operations: any FileOperations
+    ) throws {
+        let layout = CacheLayout(root: configuration.directory)
+        do throws(SystemError) {
+            try Self.createDirectory(layout.root, operations: operations)
+        } catch {
+            throw CacheError.disk(error)
+        }
+        var area: TemporaryArea?
+        do throws(SystemError) {
+            area = try TemporaryArea(directory: layout.temporaryDirectory, operations: operations)
+        } catch {
+            counters.diskErrors.increment()
+            configuration.log(
+                CacheLogRecord(
+                    level: .warning,
+                    message: "cache directory is not writable, fills will not be stored: \(error)",
+                    key: nil,
+                    error: .disk(error)
+                ))
+        }
+        let swept = TemporaryArea.sweep(directory: layout.temporaryDirectory, except: area?.instance)
+        let snapshot = IndexSnapshot.consume(in: layout.root, operations: operations)
+        let shared = IndexSnapshot.markShared(
+            in: layout.root, othersAlive: swept.liveInstances > 0, operations: operations)
+        let scanned = (shared ? nil : snapshot) ?? DirectoryScanner.scan(root: layout.root)
+        self.configuration = configuration
+        self.layout = layout
+        self.source = source
+        self.clock = clock
+        self.operations = operations
+        self.temporaryArea = area
+        var state = CacheState(scanned: scanned)
+        state.needsRescan = !shared && snapshot != nil
+        self.state = Mutex(state)
+        for failure in swept.failures { reportDiskError(failure, key: nil) }
+        if swept.removed > 0 {
+            log(.debug, "removed \(swept.removed) temporary files left by processes that ended", key: nil)
+        }
+    }
+
+    /// Serves `key`: from a published entry when there is one (an entry of its URL containing its range
+    /// counts), otherwise from a fill, started now or joined if one is in flight.
+    ///
+    /// For a miss this returns once the origin has answered; the body streams as it downloads and throws
+    /// if the fill fails. The fill goes on if the caller stops reading, so the next request gets a hit.
+    /// An origin answer marked not cacheable is passed through: ``CacheResponse/isStored`` is `false`.
+    /// - Parameters:
+    ///   - key: the object wanted.
+    ///   - freshness: whether an expired entry will do.
+    /// - Returns: metadata and body.
+    /// - Throws: the ``ObjectSource``'s error when the origin fails before answering (every requester of the
+    ///   fill gets the same error); ``CacheError`` when the cache is closed; `CancellationError`.
+    public func fetch(_ key: CacheKey, freshness: Freshness = .any) async throws -> CacheResponse {
+        if let hit = lookup(key, freshness: freshness) {
+            counters.hits.increment()
+            return hit
+        }
+        let digest = EntryDigest(key)
+        let (flight, isLeader) = try state.withLock { (state) throws(CacheError) -> (Flight, Bool) in
+            guard !state.isClosed else { throw CacheError.closed(key: key) }
+            if let flight = state.flights[digest] { return (flight, false) }
+            let flight = Flight(key: key) { [self] error in reportDiskError(error, key: key) }
+            state.flights[digest] = flight
+            let id = state.nextFillID
+            state.nextFillID += 1
+            state.fillTasks[id] = Task { [self] in
+                await fill(flight)
+                _ = self.state.withLock { $0.fillTasks.removeValue(forKey: id) }
+            }
+            return (flight, true)
+        }
+        if isLeader {
+            counters.misses.increment()
+        } else {
+            counters.deduplicatedFills.increment()
+        }
+        let head = try await flight.head()
+        let disposition: CacheResponse.Disposition = head.isFromStore ? .hit : isLeader ? .miss : .joined
+        return CacheResponse(
+            disposition: disposition,
+            metadata: head.metadata,
+            isStored: head.isStored,
+            source: .flight(flight),
+            start: 0,
+            chunkSize: configuration.readChunkSize
+        )
+    }
+
+    /// The cache's counters, and the entries and bytes this process knows of.
+    public var statistics: Statistics {
+        let (entries, bytes) = state.withLock { ($0.index.count, $0.index.totalBytes) }
+        return counters.snapshot(entries: entries, bytes: bytes)
+    }
+
+    // MARK: Reporting
+
+    func reportDiskError(_ error: SystemError, key: CacheKey?) {
+        counters.diskErrors.increment()
+        let cacheError = CacheError.disk(error)
+        configuration.log(CacheLogRecord(level: .warning, message: cacheError.description, key: key, error: cacheError))
+    }
+
+    func log(_ level: CacheLogRecord.Level, _ message: @autoclosure () -> String, key: CacheKey?) {
+        configuration.log(CacheLogRecord(level: level, message: message(), key: key, error: nil))
+    }
+
+    var nowMilliseconds: Int64 { clock.now().millisecondsSince1970 }
+
+    /// `mkdir -p`.
+    private static func createDirectory(_ path: String, operations: any FileOperations) throws(SystemError) {
+        var info = stat()
+        if stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR { return }
+        let parent = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
+        if !parent.isEmpty && parent != path { try createDirectory(parent, operations: operations) }
+        try operations.makeDirectory(path)
+    }
+}

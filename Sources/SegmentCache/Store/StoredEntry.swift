@@ -1,0 +1,27 @@
+/// A published entry, opened: its file, kept open for as long as a response reads it, and its header.
+struct StoredEntry: Sendable {
+    let digest: EntryDigest
+    let file: OpenFile
+    let header: EntryHeader
+    /// Where the body starts.
+    let headerLength: Int64
+    /// The file's size: `headerLength + header.bodyLength`.
+    let fileSize: Int64
+
+    var metadata: EntryMetadata { header.metadata }
+
+    /// A hit response for `key`: the whole body, or `window` of it when `key` is a range inside this entry.
+    func response(for key: CacheKey, window: ByteRange?, chunkSize: Int) -> CacheResponse {
+        var metadata = header.metadata
+        metadata.key = key
+        metadata.contentLength = window?.length ?? header.bodyLength
+        return CacheResponse(
+            disposition: .hit,
+            metadata: metadata,
+            isStored: true,
+            source: .entry(file, bodyOffset: headerLength),
+            start: window?.offset ?? 0,
+            chunkSize: chunkSize
+        )
+    }
+}

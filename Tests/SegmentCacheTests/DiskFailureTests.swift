@@ -1,0 +1,129 @@
+import Foundation
+import Glibc
+import Testing
+
+@testable import SegmentCache
+
+@Suite("Disk failures")
+struct DiskFailureTests {
+    @Test func fullDiskMidFillServesEveryRequesterAndPublishesNothing() async throws {
+        let directory = CacheDirectory()
+        defer { directory.remove() }
+        let origin = FakeOrigin()
+        let key = PatternOrigin.key(30)
+        let expected = origin.body(of: key.url)
+        let headGate = Gate()
+        let chunkGate = Gate()
+        origin.setBehaviour(
+            FakeOrigin.Behaviour(chunkSize: 8_192, headGate: headGate, chunkGate: chunkGate), for: key.url)
+        let files = FaultyFileOperations()
+        files.set(FaultyFileOperations.Faults(failWritesAfterBytes: 30_000, writeErrno: ENOSPC))
+        let cache = try SegmentCache(
+            configuration: directory.configuration(), source: origin, clock: SystemCacheClock(), operations: files)
+
+        let early = (0..<5).map { _ in Task { try await cache.fetch(key).body.collect() } }
+        #expect(try await eventually { cache.statistics.misses + cache.statistics.deduplicatedFills == 5 })
+        headGate.openForever()
+        chunkGate.open(6)  // past the failure: the rest goes through memory
+        #expect(try await eventually { cache.statistics.diskErrors == 1 })
+        let late = try await cache.fetch(key)  // joins with bytes in the (unlinked) file and in memory
+        chunkGate.openForever()
+
+        #expect(try await late.body.collect() == expected)
+        for request in early {
+            #expect(try await request.value == expected)
+        }
+        #expect(try await eventually { cache.statistics.passThroughFills == 1 })
+        #expect(cache.statistics.diskErrors == 1)
+        #expect(cache.statistics.failedFills == 0)
+        #expect(directory.entryFiles.isEmpty)
+        #expect(directory.temporaryFiles.isEmpty)
+        #expect(cache.statistics.entries == 0)
+
+        // Space is back: the next request fetches again and publishes.
+        files.set(FaultyFileOperations.Faults())
+        #expect(try await cache.fetch(key).body.collect() == expected)
+        #expect(try await eventually { cache.statistics.publishedFills == 1 })
+        #expect(cache.cachedEntry(for: key) != nil)
+        #expect(origin.fetchCount(for: key) == 2)
+        await cache.close()
+    }
+
+    @Test(arguments: [EROFS, EACCES])
+    func unwritableDirectoryPassesFillsThrough(code: CInt) async throws {
+        let directory = CacheDirectory()
+        defer { directory.remove() }
+        let origin = FakeOrigin()
+        let key = PatternOrigin.key(31)
+        let files = FaultyFileOperations()
+        let cache = try SegmentCache(
+            configuration: directory.configuration(), source: origin, clock: SystemCacheClock(), operations: files)
+        files.set(FaultyFileOperations.Faults(failCreate: code))
+
+        let response = try await cache.fetch(key)
+        #expect(!response.isStored)
+        #expect(try await response.body.collect() == origin.body(of: key.url))
+        #expect(try await eventually { cache.statistics.passThroughFills == 1 })
+        #expect(cache.statistics.diskErrors == 1)
+        #expect(directory.entryFiles.isEmpty)
+        await cache.close()
+    }
+
+    @Test func directoryUnwritableAtOpenStillServesWhatItHas() async throws {
+        let directory = CacheDirectory()
+        defer { directory.remove() }
+        let origin = FakeOrigin()
+        let cached = PatternOrigin.key(32)
+        let writer = try SegmentCache(configuration: directory.configuration(), source: origin)
+        _ = try await writer.fetch(cached).body.collect()
+        await writer.close()
+
+        let files = FaultyFileOperations()
+        files.set(FaultyFileOperations.Faults(failCreate: EROFS))
+        let cache = try SegmentCache(
+            configuration: directory.configuration(), source: origin, clock: SystemCacheClock(), operations: files)
+        #expect(cache.statistics.diskErrors == 1)
+        #expect(try await cache.fetch(cached).disposition == .hit)
+        let other = PatternOrigin.key(33)
+        #expect(try await cache.fetch(other).body.collect() == origin.body(of: other.url))
+        #expect(try await eventually { cache.statistics.passThroughFills == 1 })
+        await cache.close()
+    }
+
+    @Test func failedRenameLeavesNoEntryAndNoTemporaryFile() async throws {
+        let directory = CacheDirectory()
+        defer { directory.remove() }
+        let origin = FakeOrigin()
+        let key = PatternOrigin.key(34)
+        let files = FaultyFileOperations()
+        files.set(FaultyFileOperations.Faults(failRename: EIO))
+        let cache = try SegmentCache(
+            configuration: directory.configuration(), source: origin, clock: SystemCacheClock(), operations: files)
+
+        #expect(try await cache.fetch(key).body.collect() == origin.body(of: key.url))
+        #expect(try await eventually { cache.statistics.diskErrors == 1 })
+        #expect(try await eventually { directory.temporaryFiles.isEmpty })
+        #expect(directory.entryFiles.isEmpty)
+        #expect(cache.statistics.entries == 0)
+        await cache.close()
+    }
+
+    @Test func corruptEntryIsRemovedAndFetchedAgain() async throws {
+        let directory = CacheDirectory()
+        defer { directory.remove() }
+        let origin = FakeOrigin()
+        let key = PatternOrigin.key(35)
+        let cache = try SegmentCache(configuration: directory.configuration(), source: origin)
+        _ = try await cache.fetch(key).body.collect()
+        #expect(try await eventually { cache.statistics.publishedFills == 1 })
+        let file = try #require(directory.entryFiles.first)
+        #expect(truncate(file, 1_000) == 0)
+
+        let response = try await cache.fetch(key)
+        #expect(response.disposition == .miss)
+        #expect(try await response.body.collect() == origin.body(of: key.url))
+        #expect(cache.statistics.diskErrors == 1)
+        #expect(origin.fetchCount(for: key) == 2)
+        await cache.close()
+    }
+}

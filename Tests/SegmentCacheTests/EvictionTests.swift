@@ -1,0 +1,115 @@
+import Foundation
+import SegmentCache
+import Testing
+
+@Suite("Eviction")
+struct EvictionTests {
+    /// An origin serving `count` objects of `size` bytes at `https://origin.test/e/<i>.ts`.
+    static func origin(count: Int, size: Int) -> (FakeOrigin, [CacheKey]) {
+        let origin = FakeOrigin()
+        let keys = (0..<count).map { CacheKey(url: "https://origin.test/e/\($0).ts") }
+        for (index, key) in keys.enumerated() {
+            origin.setBody((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ index) }, for: key.url)
+        }
+        return (origin, keys)
+    }
+
+    @Test func totalStaysWithinMaxBytesUnderChurn() async throws {
+        let directory = CacheDirectory()
+        defer { directory.remove() }
+        let (origin, keys) = Self.origin(count: 40, size: 60_000)
+        let maxBytes: Int64 = 500_000
+        let cache = try SegmentCache(configuration: directory.configuration(maxBytes: maxBytes), source: origin)
+
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<4 {
+                group.addTask {
+                    var generator = SystemRandomNumberGenerator()
+                    for _ in 0..<60 {
+                        let key = keys[Int.random(in: 0..<keys.count, using: &generator)]
+                        let body = try await cache.fetch(key).body.collect()
+                        #expect(body == origin.body(of: key.url), "worker \(worker)")
+                        #expect(cache.statistics.bytes <= maxBytes)
+                        #expect(directory.entryBytes <= maxBytes)
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let statistics = cache.statistics
+        #expect(statistics.evictions > 0)
+        #expect(statistics.bytes <= maxBytes)
+        #expect(directory.entryBytes <= maxBytes)
+        #expect(directory.entryBytes == statistics.bytes)
+        await cache.close()
+    }
+
+    @Test func readerOfAnEvictedEntryStillReadsItWhole() async throws {
+        let directory = CacheDirectory()
+        defer { directory.remove() }
+        let (origin, keys) = Self.origin(count: 5, size: 100_000)
+        let cache = try SegmentCache(
+            configuration: directory.configuration(maxBytes: 250_000).withChunkSize(4_096), source: origin)
+        _ = try await cache.fetch(keys[0]).body.collect()
+        #expect(try await eventually { cache.statistics.publishedFills == 1 })
+
+        let held = try await cache.fetch(keys[0])
+        #expect(held.disposition == .hit)
+        var iterator = held.body.makeAsyncIterator()
+        var bytes = try await iterator.next() ?? []
+        for key in keys[1...] { _ = try await cache.fetch(key).body.collect() }
+        #expect(try await eventually { cache.statistics.publishedFills == 5 })
+        #expect(cache.cachedEntry(for: keys[0]) == nil)
+
+        while let chunk = try await iterator.next() { bytes += chunk }
+        #expect(bytes == origin.body(of: keys[0].url))
+        await cache.close()
+    }
+
+    @Test func leastRecentlyUsedEntryGoesFirstAcrossARestart() async throws {
+        let directory = CacheDirectory()
+        defer { directory.remove() }
+        let (origin, keys) = Self.origin(count: 4, size: 100_000)
+        let clock = ManualClock()
+        let configuration = directory.configuration(maxBytes: 350_000)
+        let cache = try SegmentCache(configuration: configuration, source: origin, clock: clock)
+        for key in keys[0..<3] {
+            _ = try await cache.fetch(key).body.collect()
+            clock.advance(by: 1)
+        }
+        #expect(try await eventually { cache.statistics.publishedFills == 3 })
+        _ = try #require(cache.cachedEntry(for: keys[0]))  // 0 is now the most recently used; 1 the least
+        clock.advance(by: 1)
+        await cache.close()
+
+        let reopened = try SegmentCache(configuration: configuration, source: origin, clock: clock)
+        #expect(reopened.statistics.entries == 3)
+        _ = try await reopened.fetch(keys[3]).body.collect()
+        #expect(try await eventually { reopened.statistics.publishedFills == 1 })
+        #expect(reopened.cachedEntry(for: keys[1]) == nil)
+        #expect(reopened.cachedEntry(for: keys[0]) != nil)
+        #expect(reopened.cachedEntry(for: keys[2]) != nil)
+        await reopened.close()
+    }
+
+    @Test func objectLargerThanTheCacheIsPassedThrough() async throws {
+        let directory = CacheDirectory()
+        defer { directory.remove() }
+        let (origin, keys) = Self.origin(count: 1, size: 300_000)
+        let cache = try SegmentCache(configuration: directory.configuration(maxBytes: 200_000), source: origin)
+        let response = try await cache.fetch(keys[0])
+        #expect(!response.isStored)
+        #expect(try await response.body.collect() == origin.body(of: keys[0].url))
+        #expect(try await eventually { cache.statistics.passThroughFills == 1 })
+        #expect(directory.entryFiles.isEmpty)
+        await cache.close()
+    }
+}
+
+extension SegmentCache.Configuration {
+    func withChunkSize(_ size: Int) -> Self {
+        var copy = self
+        copy.readChunkSize = size
+        return copy
+    }
+}

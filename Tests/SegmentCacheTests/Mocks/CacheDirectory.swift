@@ -1,0 +1,46 @@
+import Foundation
+import Glibc
+import SegmentCache
+
+/// A fresh cache directory under the system's temporary directory, and ways to look inside it.
+struct CacheDirectory {
+    let path: String
+
+    init() {
+        path = NSTemporaryDirectory() + "segmentcache-tests-\(UUID().uuidString)"
+    }
+
+    /// Removes the directory and everything in it.
+    func remove() {
+        try? FileManager.default.removeItem(atPath: path)
+    }
+
+    /// A configuration for this directory; no sync, the tests do not lose power.
+    func configuration(maxBytes: Int64 = 1 << 30) -> SegmentCache.Configuration {
+        SegmentCache.Configuration(directory: path, maxBytes: maxBytes, sync: .never)
+    }
+
+    /// Paths of published entry files.
+    var entryFiles: [String] {
+        let enumerator = FileManager.default.enumerator(atPath: path)
+        var files: [String] = []
+        while let relative = enumerator?.nextObject() as? String {
+            let parts = relative.split(separator: "/")
+            if parts.count == 3, parts[2].count == 64 { files.append(path + "/" + relative) }
+        }
+        return files
+    }
+
+    /// The bytes of all published entry files.
+    var entryBytes: Int64 {
+        entryFiles.reduce(0) { total, file in
+            var info = stat()
+            return stat(file, &info) == 0 ? total + Int64(info.st_size) : total
+        }
+    }
+
+    /// Names of fills' temporary files.
+    var temporaryFiles: [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: path + "/tmp")) ?? []).filter { $0.hasSuffix(".part") }
+    }
+}

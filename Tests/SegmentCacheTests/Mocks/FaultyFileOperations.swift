@@ -1,0 +1,77 @@
+import Glibc
+import Synchronization
+
+@testable import SegmentCache
+
+/// The real file layer, with failures the tests switch on: a full disk after N bytes, an unwritable
+/// directory, a failing rename.
+final class FaultyFileOperations: FileOperations {
+    struct Faults: Sendable {
+        /// Writes fail with `writeErrno` once this many bytes have been written through the layer.
+        var failWritesAfterBytes: Int?
+        var writeErrno: CInt = ENOSPC
+        /// Opens that create a file fail with this `errno`.
+        var failCreate: CInt?
+        /// Renames fail with this `errno`.
+        var failRename: CInt?
+    }
+
+    private let real = PosixFileOperations()
+    private let faults = Mutex(Faults())
+    private let written = Atomic<Int>(0)
+
+    init() {}
+
+    /// Replaces the active faults and resets the byte count.
+    func set(_ faults: Faults) {
+        self.faults.withLock { $0 = faults }
+        written.store(0, ordering: .relaxed)
+    }
+
+    func open(_ path: String, flags: CInt, mode: mode_t) throws(SystemError) -> CInt {
+        if flags & O_CREAT != 0, let code = faults.withLock({ $0.failCreate }) {
+            throw SystemError(code: code, operation: "open", path: path)
+        }
+        return try real.open(path, flags: flags, mode: mode)
+    }
+
+    func close(_ descriptor: CInt) { real.close(descriptor) }
+
+    func write(_ descriptor: CInt, _ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(SystemError) -> Int {
+        let (limit, code) = faults.withLock { ($0.failWritesAfterBytes, $0.writeErrno) }
+        var count = bytes.count
+        if let limit {
+            let room = limit - written.load(ordering: .relaxed)
+            if room <= 0 { throw SystemError(code: code, operation: "write", path: nil) }
+            count = min(count, room)  // a short write, then the error on the next call
+        }
+        let done = try real.write(descriptor, UnsafeRawBufferPointer(rebasing: bytes[0..<count]), at: offset)
+        written.add(done, ordering: .relaxed)
+        return done
+    }
+
+    func read(
+        _ descriptor: CInt, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64
+    ) throws(SystemError) -> Int {
+        try real.read(descriptor, into: buffer, at: offset)
+    }
+
+    func size(of descriptor: CInt) throws(SystemError) -> Int64 { try real.size(of: descriptor) }
+
+    func synchronize(_ descriptor: CInt) throws(SystemError) { try real.synchronize(descriptor) }
+
+    func rename(_ source: String, to destination: String) throws(SystemError) {
+        if let code = faults.withLock({ $0.failRename }) {
+            throw SystemError(code: code, operation: "rename", path: destination)
+        }
+        try real.rename(source, to: destination)
+    }
+
+    func unlink(_ path: String) throws(SystemError) { try real.unlink(path) }
+
+    func makeDirectory(_ path: String) throws(SystemError) { try real.makeDirectory(path) }
+
+    func setModificationTime(_ path: String, milliseconds: Int64) throws(SystemError) {
+        try real.setModificationTime(path, milliseconds: milliseconds)
+    }
+}

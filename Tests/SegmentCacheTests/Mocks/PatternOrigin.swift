@@ -1,0 +1,52 @@
+import Foundation
+import SegmentCache
+import Synchronization
+
+/// A fake origin whose bodies are a function of their URL, so any process can check any entry.
+/// Keep in step with `PatternOrigin` in `Sources/SegmentCacheWorker`.
+struct PatternOrigin: ObjectSource {
+    var chunkDelayMicroseconds = 0
+
+    /// The key of object `index`: its URL carries its size.
+    static func key(_ index: Int) -> CacheKey {
+        CacheKey(url: "https://origin.test/pattern/\(index)/\(20_000 + (index &* 7_919) % 300_000).ts")
+    }
+
+    /// The body of the object at `key` (the whole object: ranges are sliced by the caller); memoized, as
+    /// debug builds are slow to make them and the process tests check hundreds.
+    static func body(of key: CacheKey) -> [UInt8] {
+        if let body = bodies.withLock({ $0[key.url] }) { return body }
+        let parts = key.url.split(separator: "/")
+        guard parts.count >= 2, let index = Int(parts[parts.count - 2]),
+            let size = Int(parts[parts.count - 1].dropLast(3))
+        else { return Array(key.url.utf8) }
+        let body = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ index &* 17 &+ $0 >> 9) }
+        bodies.withLock { $0[key.url] = body }
+        return body
+    }
+
+    private static let bodies = Mutex<[String: [UInt8]]>([:])
+
+    func fetch(_ key: CacheKey) async throws -> SourceResponse {
+        let bytes = Self.body(of: key)
+        let delay = chunkDelayMicroseconds
+        let chunks = AsyncThrowingStream<[UInt8], any Error> { continuation in
+            let task = Task {
+                for start in stride(from: 0, to: bytes.count, by: 16_384) {
+                    if delay > 0 { try? await Task.sleep(for: .microseconds(delay)) }
+                    continuation.yield(Array(bytes[start..<min(start + 16_384, bytes.count)]))
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+        return SourceResponse(contentType: "video/mp2t", contentLength: Int64(bytes.count), body: SourceBody(chunks))
+    }
+}
+
+/// An origin that is down: every fetch fails. For checking what a cache serves by itself.
+struct DeadOrigin: ObjectSource {
+    func fetch(_ key: CacheKey) async throws -> SourceResponse {
+        throw FakeOriginError(url: key.url)
+    }
+}

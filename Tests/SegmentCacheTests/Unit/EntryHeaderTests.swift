@@ -1,0 +1,58 @@
+import Foundation
+import Testing
+
+@testable import SegmentCache
+
+@Suite("Entry header")
+struct EntryHeaderTests {
+    static let metadata = EntryMetadata(
+        key: CacheKey(url: "https://origin.test/a/b.ts?token=é", range: ByteRange(offset: 1_024, length: 4_096)),
+        status: 206,
+        contentType: "video/mp2t",
+        contentLength: 4_096,
+        etag: "\"abc\"",
+        lastModified: nil,
+        fetchedAt: Date(timeIntervalSince1970: 1_750_000_000.123),
+        expiry: Date(timeIntervalSince1970: 1_750_000_060)
+    )
+
+    @Test func roundTrips() throws {
+        let header = EntryHeader(metadata: Self.metadata, bodyLength: 4_096)
+        let bytes = header.encoded()
+        #expect(EntryHeader.length(ofHeaderStartingWith: bytes) == bytes.count)
+        let decoded = try #require(EntryHeader(decoding: bytes))
+        #expect(decoded == header)
+    }
+
+    @Test func anyFlippedByteOutsideTheExpiryIsDetected() {
+        let bytes = EntryHeader(metadata: Self.metadata, bodyLength: 4_096).encoded()
+        for index in bytes.indices where !(24..<32).contains(index) {
+            var corrupt = bytes
+            corrupt[index] ^= 0x40
+            #expect(EntryHeader(decoding: corrupt) == nil, "byte \(index)")
+        }
+    }
+
+    @Test func expiryIsRewrittenInPlace() throws {
+        var bytes = EntryHeader(metadata: Self.metadata, bodyLength: 4_096).encoded()
+        let newExpiry = Date(timeIntervalSince1970: 1_760_000_000)
+        bytes.replaceSubrange(24..<32, with: EntryHeader.encodedExpiry(newExpiry))
+        #expect(try #require(EntryHeader(decoding: bytes)).metadata.expiry == newExpiry)
+        bytes.replaceSubrange(24..<32, with: EntryHeader.encodedExpiry(nil))
+        #expect(try #require(EntryHeader(decoding: bytes)).metadata.expiry == nil)
+    }
+
+    @Test func indexSnapshotRoundTripsAndRejectsCorruption() throws {
+        let entries = (0..<3).map {
+            ScannedEntry(digest: EntryDigest(CacheKey(url: "https://o/\($0)")), size: Int64($0 * 100), lastAccess: 7)
+        }
+        let bytes = IndexSnapshot.encode(entries)
+        let decoded = try #require(IndexSnapshot.decode(bytes))
+        #expect(decoded.map(\.digest) == entries.map(\.digest))
+        #expect(decoded.map(\.size) == [0, 100, 200])
+        var corrupt = bytes
+        corrupt[30] ^= 1
+        #expect(IndexSnapshot.decode(corrupt) == nil)
+        #expect(IndexSnapshot.decode(Array(bytes.dropLast())) == nil)
+    }
+}
