@@ -59,8 +59,6 @@ case "rewrite":
     if let largest = arguments.dropFirst().first {
         let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: largest)))
         print("rewrite_corpus_largest_bytes \(bytes.count)")
-        let playlist = try Playlist(parsing: bytes)
-        _ = playlist
         let median = try medianMilliseconds(runs: 200) {
             _ = try Playlist(parsing: bytes).rewritten(playlistURL: "https://h/p/x.m3u8", mapping: .proxy(base: ""))
         }
