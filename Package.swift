@@ -42,7 +42,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "hlscache-bench",
-            dependencies: ["HLSPlaylist", "OriginClient"],
+            dependencies: ["HLSPlaylist", "OriginClient", "SegmentCache"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

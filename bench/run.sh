@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds hlscache in release mode and prints one figure per line, `name value`.
-# Usage: bench/run.sh [NAME]   (NAME: rewrite, origin; all when omitted)
+# Usage: bench/run.sh [NAME]   (NAME: rewrite, origin, cache; all when omitted)
 set -euo pipefail
 trap '[ -n "${nginx_pid:-}" ] && kill "$nginx_pid" 2>/dev/null; true' EXIT
 cd "$(dirname "$0")/.."
@@ -66,9 +66,12 @@ PY
     rm -rf "$root"
 }
 
+run_cache() { "$bin" cache; }
+
 case "$want" in
     rewrite) run_rewrite ;;
     origin) run_origin ;;
-    all) run_rewrite; run_origin ;;
-    *) echo "unknown benchmark: $want (known: rewrite, origin)" >&2; exit 64 ;;
+    cache) run_cache ;;
+    all) run_rewrite; run_origin; run_cache ;;
+    *) echo "unknown benchmark: $want (known: rewrite, origin, cache)" >&2; exit 64 ;;
 esac

@@ -72,8 +72,10 @@ case "origin":
         exit(64)
     }
     try await OriginBenchmark.run(url: values[0], count: count, concurrency: concurrency)
+case "cache":
+    try await CacheBenchmark.run()
 default:
     FileHandle.standardError.write(
-        Data("usage: hlscache-bench rewrite [LARGEST_CORPUS_FILE] | origin URL COUNT CONCURRENCY\n".utf8))
+        Data("usage: hlscache-bench rewrite [LARGEST_CORPUS_FILE] | origin URL COUNT CONCURRENCY | cache\n".utf8))
     exit(64)
 }
