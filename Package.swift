@@ -15,12 +15,17 @@ let package = Package(
         .library(name: "HLSPlaylist", targets: ["HLSPlaylist"]),
         .library(name: "OriginClient", targets: ["OriginClient"]),
         .library(name: "SegmentCache", targets: ["SegmentCache"]),
+        .library(name: "HLSCacheServer", targets: ["HLSCacheServer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         .target(name: "HLSPlaylist", swiftSettings: swiftSettings),
@@ -32,10 +37,25 @@ let package = Package(
         .target(name: "OriginClient", dependencies: ["CCurl"], swiftSettings: swiftSettings),
         .target(name: "SegmentCache", swiftSettings: swiftSettings),
         .executableTarget(name: "SegmentCacheWorker", dependencies: ["SegmentCache"], swiftSettings: swiftSettings),
+        .target(
+            name: "HLSCacheServer",
+            dependencies: [
+                "HLSPlaylist", "OriginClient", "SegmentCache",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "hlscache",
             dependencies: [
-                "HLSPlaylist",
+                "HLSPlaylist", "HLSCacheServer", "OriginClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -63,6 +83,16 @@ let package = Package(
         .testTarget(
             name: "SegmentCacheTests",
             dependencies: ["SegmentCache"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "HLSCacheServerTests",
+            dependencies: [
+                "HLSCacheServer", "OriginClient", "hlscache",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -34,7 +34,8 @@ extension SegmentCache {
             etag: response.etag,
             lastModified: response.lastModified,
             fetchedAt: clock.now(),
-            expiry: response.expiry
+            expiry: response.expiry,
+            completeLength: response.completeLength
         )
         var writer = response.cacheable ? makeWriter(for: metadata) : nil
         flight.headArrived(

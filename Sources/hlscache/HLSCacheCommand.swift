@@ -1,4 +1,6 @@
 import ArgumentParser
+import Foundation
+import OriginClient
 
 /// `hlscache`: a playlist-aware HLS caching proxy.
 @main
@@ -6,12 +8,17 @@ struct HLSCacheCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "hlscache",
         abstract: "A playlist-aware HLS caching proxy.",
-        version: HLSCacheVersion.current,
-        subcommands: [RewriteCommand.self, URLCommand.self]
+        version: hlscacheVersion,
+        subcommands: [ServeCommand.self, RewriteCommand.self, URLCommand.self]
     )
-}
 
-/// The version of hlscache, as printed by `--version` and sent in `User-Agent`.
-enum HLSCacheVersion {
-    static let current = "0.1.0"
+    /// Runs the command line, with `serve`'s options also taken from `HLSCACHE_*` environment variables.
+    static func main() async {
+        var arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.first == "serve" {
+            arguments = EnvironmentOption.merged(
+                arguments, options: ServeCommand.environmentOptions, environment: ProcessInfo.processInfo.environment)
+        }
+        await main(arguments)
+    }
 }

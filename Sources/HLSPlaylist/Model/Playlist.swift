@@ -57,6 +57,10 @@ public struct Playlist: Sendable {
         places.map { String(decoding: source[$0.start..<$0.end], as: UTF8.self) }
     }
 
+    /// The 0-based line index of every URI place, in the order of ``uriPlaceTexts`` and
+    /// ``resolvedURIs(playlistURL:imports:)``: pair them with ``Segment/line`` to find a segment's URL.
+    public var uriPlaceLines: [Int] { places.map { Int($0.line) } }
+
     /// The lines of a playlist as a random-access collection.
     public struct Lines: RandomAccessCollection, Sendable {
         let playlist: Playlist

@@ -26,8 +26,8 @@ public struct OriginBody: AsyncSequence, Sendable {
         AsyncIterator(lease: lease)
     }
 
-    /// Iterates over the body's chunks.
-    public struct AsyncIterator: AsyncIteratorProtocol {
+    /// Iterates over the body's chunks; it may be handed to another task, but read by one at a time.
+    public struct AsyncIterator: AsyncIteratorProtocol, Sendable {
         /// Iteration throws ``OriginError``.
         public typealias Failure = any Error
 

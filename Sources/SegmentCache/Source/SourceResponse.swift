@@ -18,6 +18,8 @@ public struct SourceResponse: Sendable {
     public var lastModified: String?
     /// When the entry stops being fresh (from `Cache-Control`/`Expires`), or `nil` for never.
     public var expiry: Date?
+    /// For a ranged key, the length of the whole object (from `Content-Range`), when known.
+    public var completeLength: Int64?
     /// The body's chunks as they arrive; throws if the transfer fails.
     public var body: SourceBody
 
@@ -30,6 +32,7 @@ public struct SourceResponse: Sendable {
     ///   - etag: the `ETag`.
     ///   - lastModified: the `Last-Modified`.
     ///   - expiry: when the entry stops being fresh.
+    ///   - completeLength: for a ranged key, the whole object's length.
     ///   - body: the body.
     public init(
         status: Int = 200,
@@ -39,6 +42,7 @@ public struct SourceResponse: Sendable {
         etag: String? = nil,
         lastModified: String? = nil,
         expiry: Date? = nil,
+        completeLength: Int64? = nil,
         body: SourceBody
     ) {
         self.status = status
@@ -48,6 +52,7 @@ public struct SourceResponse: Sendable {
         self.etag = etag
         self.lastModified = lastModified
         self.expiry = expiry
+        self.completeLength = completeLength
         self.body = body
     }
 }

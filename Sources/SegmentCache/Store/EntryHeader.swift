@@ -5,7 +5,7 @@ import Foundation
 /// Layout (little-endian):
 /// ```
 ///  0  4  magic "HLSC"
-///  4  2  version (1)
+///  4  2  version (2)
 ///  6  2  reserved
 ///  8  4  header length: the body starts here
 /// 12  4  CRC-32 of the header, without this field and the expiry
@@ -16,12 +16,13 @@ import Foundation
 /// 42  2  flags (bit 0: the key has a range)
 /// 44  8  range offset
 /// 52  8  range length
-/// 60  …  URL, Content-Type, ETag, Last-Modified: each a u32 length (0xFFFFFFFF: absent) and UTF-8 bytes
+/// 60  …  URL, Content-Type, ETag, Last-Modified, complete length (decimal): each a u32 length
+///          (0xFFFFFFFF: absent) and UTF-8 bytes
 /// ```
 /// The full key is stored so that a lookup can tell a hash collision from a hit.
 struct EntryHeader: Sendable, Hashable {
     static let magic: [UInt8] = Array("HLSC".utf8)
-    static let version: UInt16 = 1
+    static let version: UInt16 = 2
     /// Where the expiry lives, so it can be updated with one 8-byte write.
     static let expiryOffset: Int64 = 24
     /// Bytes before the variable part.
@@ -53,7 +54,11 @@ struct EntryHeader: Sendable, Hashable {
         bytes.appendLittleEndian(UInt16(metadata.key.range == nil ? 0 : 1))
         bytes.appendLittleEndian(UInt64(bitPattern: metadata.key.range?.offset ?? 0))
         bytes.appendLittleEndian(UInt64(bitPattern: metadata.key.range?.length ?? 0))
-        for field in [metadata.key.url, metadata.contentType, metadata.etag, metadata.lastModified] {
+        let fields = [
+            metadata.key.url, metadata.contentType, metadata.etag, metadata.lastModified,
+            metadata.completeLength.map { String($0) },
+        ]
+        for field in fields {
             guard let field else {
                 bytes.appendLittleEndian(UInt32.max)
                 continue
@@ -92,7 +97,7 @@ struct EntryHeader: Sendable, Hashable {
         let rangeLength = Int64(bitPattern: header.readLittleEndian(UInt64.self, at: 52))
         var cursor = Self.fixedLength
         var fields: [String?] = []
-        for _ in 0..<4 {
+        for _ in 0..<5 {
             guard cursor + 4 <= length else { return nil }
             let count = header.readLittleEndian(UInt32.self, at: cursor)
             cursor += 4
@@ -119,7 +124,8 @@ struct EntryHeader: Sendable, Hashable {
             etag: fields[2],
             lastModified: fields[3],
             fetchedAt: Date(millisecondsSince1970: fetchedAt),
-            expiry: expiry == .min ? nil : Date(millisecondsSince1970: expiry)
+            expiry: expiry == .min ? nil : Date(millisecondsSince1970: expiry),
+            completeLength: fields[4].flatMap { Int64($0) }
         )
     }
 

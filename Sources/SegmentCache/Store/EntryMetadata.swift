@@ -18,6 +18,9 @@ public struct EntryMetadata: Sendable, Hashable {
     public var fetchedAt: Date
     /// When the entry stops being fresh, or `nil` when it never does (segments).
     public var expiry: Date?
+    /// For a ranged key, the length of the whole object the range is part of (from the origin's
+    /// `Content-Range`), when known; for a whole object, `nil` (``contentLength`` is the whole length).
+    public var completeLength: Int64?
 
     /// Creates metadata.
     /// - Parameters:
@@ -29,6 +32,7 @@ public struct EntryMetadata: Sendable, Hashable {
     ///   - lastModified: the origin's `Last-Modified`.
     ///   - fetchedAt: when the answer was received.
     ///   - expiry: when the entry stops being fresh.
+    ///   - completeLength: for a ranged key, the whole object's length.
     public init(
         key: CacheKey,
         status: Int,
@@ -37,7 +41,8 @@ public struct EntryMetadata: Sendable, Hashable {
         etag: String? = nil,
         lastModified: String? = nil,
         fetchedAt: Date,
-        expiry: Date? = nil
+        expiry: Date? = nil,
+        completeLength: Int64? = nil
     ) {
         self.key = key
         self.status = status
@@ -47,6 +52,7 @@ public struct EntryMetadata: Sendable, Hashable {
         self.lastModified = lastModified
         self.fetchedAt = fetchedAt
         self.expiry = expiry
+        self.completeLength = completeLength
     }
 
     /// Whether the entry is stale at `now`: it has an expiry and that moment has come.

@@ -15,6 +15,11 @@ struct StoredEntry: Sendable {
         var metadata = header.metadata
         metadata.key = key
         metadata.contentLength = window?.length ?? header.bodyLength
+        if window != nil, key.range != nil {
+            // A range served from a larger entry: the whole object's length, when that entry knows it.
+            metadata.completeLength =
+                header.metadata.key.range == nil ? header.bodyLength : header.metadata.completeLength
+        }
         return CacheResponse(
             disposition: .hit,
             metadata: metadata,

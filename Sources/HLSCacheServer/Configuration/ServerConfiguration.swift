@@ -1,0 +1,89 @@
+import Foundation
+import OriginClient
+
+/// Everything `hlscache serve` can be told: where to listen, where to cache, which origins to reach
+/// and how long playlists stay fresh.
+public struct ServerConfiguration: Sendable {
+    /// The address to bind; only loopback by default.
+    public var host: String = "127.0.0.1"
+    /// The port to bind; `0` picks a free one (logged at start).
+    public var port: Int = 8080
+    /// The cache directory.
+    public var cacheDirectory: String = "./hlscache-cache"
+    /// The cache's size bound in bytes.
+    public var maxCacheBytes: Int64 = 10 * 1_000_000_000
+    /// Reverse mode: paths that are not hlscache's own map onto this origin (`http(s)://host[:port][/prefix]`).
+    public var reverseOrigin: String?
+    /// Host patterns origins must match (`*`: any public host).
+    public var allowedHosts: [String] = ["*"]
+    /// Whether allowed hosts may resolve to private, loopback or unique-local addresses.
+    public var allowPrivateNetworks: Bool = false
+    /// The absolute base URL put in front of rewritten URIs; `nil` writes absolute paths (`/o/...`).
+    public var publicBaseURL: String?
+    /// Segments read ahead per playlist or segment served; `0` turns read-ahead off.
+    public var prefetchCount: Int = 2
+    /// Background read-ahead fetches at once.
+    public var prefetchConcurrency: Int = 4
+    /// The largest object fetched, in bytes.
+    public var maxObjectBytes: Int64 = 512 << 20
+    /// The longest request target (path and query) accepted.
+    public var maxRequestTargetLength: Int = 8192
+    /// Connect plus first-byte timeout for origin requests.
+    public var originTimeout: Duration = .seconds(10)
+    /// Freshness of VOD media playlists when the origin gives none.
+    public var vodPlaylistTTL: Duration = .seconds(24 * 3600)
+    /// Freshness of multivariant playlists when the origin gives none.
+    public var multivariantPlaylistTTL: Duration = .seconds(60)
+    /// How long in-flight responses may take to finish after SIGTERM or SIGINT.
+    public var shutdownGrace: Duration = .seconds(10)
+    /// Access and event log format.
+    public var logFormat: LogFormat = .text
+    /// Bound of the in-memory tier for rewritten playlists, in bytes.
+    public var memoryCacheBytes: Int = 64 << 20
+
+    /// Log line formats.
+    public enum LogFormat: String, Sendable, CaseIterable {
+        /// `key=value` lines for people.
+        case text
+        /// One JSON object per line for log collectors.
+        case json
+    }
+
+    /// The default configuration: loopback, port 8080, `./hlscache-cache`, any public origin.
+    public init() {}
+
+    /// The address policy the origin client enforces: the allowlist plus, in reverse mode, the origin's host.
+    ///
+    /// The reverse origin's host is listed exactly, so it is reachable even on a private or loopback
+    /// address; every other host still needs `allowPrivateNetworks` for that.
+    public var addressPolicy: AddressPolicy {
+        var hosts = allowedHosts
+        if let reverseOrigin, let host = URLComponents(string: reverseOrigin)?.host {
+            hosts.append(host)
+        }
+        return AddressPolicy(allowedHosts: hosts, allowPrivateNetworks: allowPrivateNetworks)
+    }
+}
+
+/// A byte count with an optional unit: `512`, `64KB`, `10GB`, `1.5GiB`, `100m`.
+public enum ByteSize {
+    /// Parses a size; decimal units (`KB`, `MB`, `GB`, `TB`) are powers of 1000, binary ones (`KiB`…) of 1024,
+    /// single letters (`k`, `m`, `g`, `t`) are binary.
+    /// - Returns: the byte count, or `nil` when the text is not a size.
+    public static func parse(_ text: String) -> Int64? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let digits = trimmed.prefix { $0.isNumber || $0 == "." }
+        guard let value = Double(digits), value >= 0 else { return nil }
+        let unit = trimmed.dropFirst(digits.count).trimmingCharacters(in: .whitespaces).lowercased()
+        let multipliers: [String: Double] = [
+            "": 1, "b": 1,
+            "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
+            "kib": 1024, "mib": 1_048_576, "gib": 1_073_741_824, "tib": 1_099_511_627_776,
+            "k": 1024, "m": 1_048_576, "g": 1_073_741_824, "t": 1_099_511_627_776,
+        ]
+        guard let multiplier = multipliers[unit] else { return nil }
+        let bytes = value * multiplier
+        guard bytes < 9e18 else { return nil }
+        return Int64(bytes)
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+
+/// Content types by file extension, for origins that send none, and the request kinds metrics count.
+enum ContentTypes {
+    private static let byExtension: [String: String] = [
+        "ts": "video/mp2t", "m4s": "video/mp4", "mp4": "video/mp4", "m4v": "video/mp4", "cmfv": "video/mp4",
+        "m4a": "audio/mp4", "cmfa": "audio/mp4", "aac": "audio/aac", "mp3": "audio/mpeg", "ac3": "audio/ac3",
+        "ec3": "audio/eac3", "vtt": "text/vtt", "webvtt": "text/vtt", "key": "application/octet-stream",
+        "m3u8": "application/vnd.apple.mpegurl", "m3u": "application/vnd.apple.mpegurl",
+        "json": "application/json", "jpg": "image/jpeg", "jpeg": "image/jpeg", "png": "image/png",
+    ]
+
+    /// The extension of a URL's path, lower-cased, without query or fragment.
+    static func pathExtension(of url: String) -> String {
+        let path = url.prefix { $0 != "?" && $0 != "#" }
+        guard let dot = path.lastIndex(of: "."), !path[dot...].contains("/") else { return "" }
+        return path[path.index(after: dot)...].lowercased()
+    }
+
+    /// The content type a URL's extension implies, or `nil`.
+    static func byExtension(of url: String) -> String? {
+        byExtension[pathExtension(of: url)]
+    }
+
+    /// The kind of request, for metrics: `playlist`, `segment`, `key` or `other`.
+    static func requestKind(url: String, contentType: String?) -> RequestKind {
+        if let contentType = contentType?.lowercased() {
+            if contentType.contains("mpegurl") { return .playlist }
+            if contentType.hasPrefix("video/") || contentType.hasPrefix("audio/") || contentType.hasPrefix("text/vtt") {
+                return .segment
+            }
+        }
+        switch pathExtension(of: url) {
+        case "m3u8", "m3u": return .playlist
+        case "key": return .key
+        case "ts", "m4s", "mp4", "m4v", "m4a", "aac", "mp3", "ac3", "ec3", "vtt", "webvtt", "cmfv", "cmfa":
+            return .segment
+        default: return .other
+        }
+    }
+}
+
+/// What a request asked for, as counted by `hlscache_requests_total{kind}`.
+enum RequestKind: String, Sendable, CaseIterable {
+    case playlist, segment, key, other
+}
+
+/// How a request was answered, as counted by `hlscache_requests_total{cache}` and sent in `X-Cache`.
+enum CacheResult: String, Sendable, CaseIterable {
+    case hit, miss, stale, bypass, error
+
+    /// The `X-Cache` header value.
+    var header: String { rawValue.uppercased() }
+}
+
+/// A single byte range from a request's `Range` header.
+enum RequestedRange: Hashable, Sendable {
+    /// `bytes=a-b`
+    case closed(first: Int64, last: Int64)
+    /// `bytes=a-`
+    case from(Int64)
+    /// `bytes=-n`
+    case suffix(Int64)
+
+    /// Parses a `Range` header: one `bytes` range, else `nil` (multiple ranges and other units are answered
+    /// with the whole object, as RFC 9110 allows).
+    init?(header: String) {
+        let trimmed = header.trimmingCharacters(in: .whitespaces)
+        guard trimmed.lowercased().hasPrefix("bytes="), !trimmed.contains(",") else { return nil }
+        let spec = trimmed.dropFirst(6).trimmingCharacters(in: .whitespaces)
+        let parts = spec.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2 else { return nil }
+        switch (Int64(parts[0]), Int64(parts[1])) {
+        case (let first?, let last?) where first <= last && first >= 0: self = .closed(first: first, last: last)
+        case (let first?, nil) where parts[1].isEmpty && first >= 0: self = .from(first)
+        case (nil, let count?) where parts[0].isEmpty && count > 0: self = .suffix(count)
+        default: return nil
+        }
+    }
+
+    /// The range's offset and length within an object of `length` bytes, or `nil` when it is not satisfiable.
+    func resolved(length: Int64) -> (offset: Int64, length: Int64)? {
+        switch self {
+        case .closed(let first, let last):
+            guard first < length else { return nil }
+            return (first, min(last, length - 1) - first + 1)
+        case .from(let first):
+            guard first < length else { return nil }
+            return (first, length - first)
+        case .suffix(let count):
+            guard length > 0 else { return nil }
+            let taken = min(count, length)
+            return (length - taken, taken)
+        }
+    }
+}

@@ -1,0 +1,90 @@
+import CoreMetrics
+import Foundation
+import Prometheus
+import SegmentCache
+import Synchronization
+
+/// The server's metrics, kept in its own Prometheus registry (not the process-wide `MetricsSystem`, so that
+/// several servers in one process, as in tests, count separately) and rendered by `GET /metrics`.
+final class ServerMetrics: Sendable {
+    private let registry = PrometheusCollectorRegistry()
+    private let factory: PrometheusMetricsFactory
+    private let requests: [String: CoreMetrics.Counter]
+    private let originRequests = Mutex<[String: CoreMetrics.Counter]>([:])
+    /// `hlscache_origin_bytes_total`: body bytes received from origins.
+    let originBytes: CoreMetrics.Counter
+    /// `hlscache_served_bytes_total`: body bytes sent to clients.
+    private let servedBytes: CoreMetrics.Counter
+    private let cacheBytes: CoreMetrics.Gauge
+    private let cacheEntries: CoreMetrics.Gauge
+    private let fillsDeduplicated: CoreMetrics.Counter
+    private let diskErrors: CoreMetrics.Counter
+    private let requestDuration: CoreMetrics.Timer
+    private let servedTotal = Atomic<Int64>(0)
+    private let lastSeen = Mutex<(deduplicated: Int, diskErrors: Int)>((0, 0))
+
+    init() {
+        factory = PrometheusMetricsFactory(registry: registry)
+        var requests: [String: CoreMetrics.Counter] = [:]
+        for kind in RequestKind.allCases {
+            for result in CacheResult.allCases {
+                requests["\(kind.rawValue)|\(result.rawValue)"] = CoreMetrics.Counter(
+                    label: "hlscache_requests_total",
+                    dimensions: [("kind", kind.rawValue), ("cache", result.rawValue)],
+                    factory: factory)
+            }
+        }
+        self.requests = requests
+        originBytes = CoreMetrics.Counter(label: "hlscache_origin_bytes_total", factory: factory)
+        servedBytes = CoreMetrics.Counter(label: "hlscache_served_bytes_total", factory: factory)
+        cacheBytes = CoreMetrics.Gauge(label: "hlscache_cache_bytes", factory: factory)
+        cacheEntries = CoreMetrics.Gauge(label: "hlscache_cache_entries", factory: factory)
+        fillsDeduplicated = CoreMetrics.Counter(label: "hlscache_fills_deduplicated_total", factory: factory)
+        diskErrors = CoreMetrics.Counter(label: "hlscache_cache_disk_errors_total", factory: factory)
+        requestDuration = CoreMetrics.Timer(
+            label: "hlscache_request_duration_seconds", preferredDisplayUnit: .seconds, factory: factory)
+    }
+
+    /// Counts body bytes sent to a client.
+    func served(bytes: Int64) {
+        servedBytes.increment(by: Int(bytes))
+        servedTotal.add(bytes, ordering: .relaxed)
+    }
+
+    /// Body bytes sent to clients since start.
+    var servedBytesTotal: Int64 { servedTotal.load(ordering: .relaxed) }
+
+    /// Counts a client request by kind and cache result, with its duration.
+    func request(kind: RequestKind, result: CacheResult, duration: Duration) {
+        requests["\(kind.rawValue)|\(result.rawValue)"]?.increment()
+        requestDuration.recordNanoseconds(Int64(duration.seconds * 1e9))
+    }
+
+    /// Counts a request sent to an origin, by HTTP status or, when none came, the error's label.
+    func originRequest(status: String) {
+        let counter = originRequests.withLock { counters in
+            if let counter = counters[status] { return counter }
+            let counter = CoreMetrics.Counter(
+                label: "hlscache_origin_requests_total", dimensions: [("status", status)], factory: factory)
+            counters[status] = counter
+            return counter
+        }
+        counter.increment()
+    }
+
+    /// Brings the cache's figures up to date and renders every metric in the Prometheus text format.
+    func render(cache: SegmentCache.Statistics) -> [UInt8] {
+        cacheBytes.record(cache.bytes)
+        cacheEntries.record(cache.entries)
+        let (deduplicated, disk) = lastSeen.withLock { seen in
+            let deltas = (cache.deduplicatedFills - seen.deduplicated, cache.diskErrors - seen.diskErrors)
+            seen = (cache.deduplicatedFills, cache.diskErrors)
+            return deltas
+        }
+        if deduplicated > 0 { fillsDeduplicated.increment(by: deduplicated) }
+        if disk > 0 { diskErrors.increment(by: disk) }
+        var output: [UInt8] = []
+        registry.emit(into: &output)
+        return output
+    }
+}

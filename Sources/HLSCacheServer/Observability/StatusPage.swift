@@ -1,0 +1,62 @@
+import Foundation
+import OriginClient
+import SegmentCache
+
+/// `GET /`: a small HTML page a person can read: version, uptime, cache size and entries, hit ratio, bytes
+/// from origins against bytes served, and the busiest streams of the last five minutes.
+enum StatusPage {
+    static func render(components: ServerComponents) -> String {
+        let statistics = components.cache.statistics
+        let lookups = statistics.hits + statistics.misses
+        let hitRatio = lookups == 0 ? "–" : String(format: "%.1f %%", Double(statistics.hits) * 100 / Double(lookups))
+        let uptime = Int(Date().timeIntervalSince(components.startedAt))
+        let served = components.metrics.servedBytesTotal
+        let origin = statistics.originBytes
+        let saved = served > origin ? served - origin : 0
+        var rows = ""
+        for row in components.activity.busiest() {
+            rows += "<tr><td>\(escape(row.stream))</td><td>\(row.requests)</td><td>\(bytes(row.bytes))</td></tr>\n"
+        }
+        if rows.isEmpty { rows = "<tr><td colspan=\"3\">no requests in the last 5 minutes</td></tr>\n" }
+        let configuration = components.configuration
+        return """
+            <!doctype html>
+            <html lang="en"><head><meta charset="utf-8"><title>hlscache</title>
+            <meta http-equiv="refresh" content="10">
+            <style>body{font-family:system-ui,sans-serif;margin:2em;max-width:60em}td,th{padding:.2em .8em;text-align:left}
+            th{background:#eee}table{border-collapse:collapse}</style></head><body>
+            <h1>hlscache \(hlscacheVersion)</h1>
+            <table>
+            <tr><th>Uptime</th><td>\(uptime / 3600) h \(uptime / 60 % 60) min \(uptime % 60) s</td></tr>
+            <tr><th>Mode</th><td>\(configuration.reverseOrigin.map { "reverse proxy for " + escape($0) } ?? "forward proxy (/o/&lt;scheme&gt;/&lt;host&gt;/&lt;path&gt;)")</td></tr>
+            <tr><th>Cache</th><td>\(escape(configuration.cacheDirectory)): \(bytes(statistics.bytes)) of \(bytes(configuration.maxCacheBytes)), \(statistics.entries) entries</td></tr>
+            <tr><th>Hit ratio</th><td>\(hitRatio) (\(statistics.hits) hits, \(statistics.misses) misses, \(statistics.deduplicatedFills) fills shared)</td></tr>
+            <tr><th>From origins</th><td>\(bytes(origin)) in \(statistics.originFetches) fetches</td></tr>
+            <tr><th>Served</th><td>\(bytes(served)) (saved \(bytes(saved)))</td></tr>
+            <tr><th>Disk errors</th><td>\(statistics.diskErrors)</td></tr>
+            </table>
+            <h2>Busiest streams, last 5 minutes</h2>
+            <table><tr><th>Stream</th><th>Requests</th><th>Served</th></tr>
+            \(rows)</table>
+            <p><a href="/metrics">/metrics</a> · <a href="/healthz">/healthz</a></p>
+            </body></html>
+
+            """
+    }
+
+    static func bytes(_ count: Int64) -> String {
+        let units = ["B", "KB", "MB", "GB", "TB"]
+        var value = Double(count)
+        var unit = 0
+        while value >= 1000, unit < units.count - 1 {
+            value /= 1000
+            unit += 1
+        }
+        return unit == 0 ? "\(count) B" : String(format: "%.1f %@", value, units[unit])
+    }
+
+    static func escape(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+
+/// What an origin's `Cache-Control`, `Expires` and `Age` headers say about freshness.
+struct CacheDirectives: Sendable, Hashable {
+    /// Seconds the answer stays fresh from when it was generated (`s-maxage` wins over `max-age`).
+    var maxAge: Int?
+    /// `Expires`, when it parses and no `max-age` was given.
+    var expires: Date?
+    /// `Age`: seconds the answer already spent in caches before us.
+    var age: Int = 0
+    /// `no-store` or `private`: a shared cache must not keep it.
+    var noStore = false
+    /// `no-cache`: it may be kept, but must be revalidated before every use.
+    var noCache = false
+
+    /// Reads the directives from response headers (names in lower case).
+    /// - Parameter header: looks a header up by lower-case name.
+    init(header: (String) -> String?) {
+        if let cacheControl = header("cache-control") {
+            for directive in cacheControl.split(separator: ",") {
+                let parts = directive.split(separator: "=", maxSplits: 1)
+                let name = parts[0].trimmingCharacters(in: .whitespaces).lowercased()
+                let value = parts.count > 1 ? parts[1].trimmingCharacters(in: CharacterSet(charactersIn: " \"")) : ""
+                switch name {
+                case "max-age": maxAge = maxAge ?? Int(value)
+                case "s-maxage": maxAge = Int(value) ?? maxAge
+                case "no-store", "private": noStore = true
+                case "no-cache": noCache = true
+                default: break
+                }
+            }
+        }
+        if maxAge == nil, let expiresText = header("expires") {
+            expires = HTTPDate.parse(expiresText) ?? .distantPast  // an invalid Expires means "already expired"
+        }
+        age = header("age").flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } ?? 0
+    }
+
+    /// When the answer stops being fresh, by these headers alone; `nil` when they say nothing.
+    /// - Parameter now: when the answer was received.
+    func expiry(receivedAt now: Date) -> Date? {
+        if noCache { return now }
+        if let maxAge { return now.addingTimeInterval(TimeInterval(max(0, maxAge - age))) }
+        return expires
+    }
+}
+
+/// HTTP dates (RFC 9110 IMF-fixdate, with the obsolete RFC 850 and asctime forms accepted).
+enum HTTPDate {
+    private static let formats = [
+        "EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy",
+    ]
+
+    /// Parses an HTTP date.
+    static func parse(_ text: String) -> Date? {
+        for format in formats {
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "GMT")
+            formatter.dateFormat = format
+            if let date = formatter.date(from: text.trimmingCharacters(in: .whitespaces)) { return date }
+        }
+        return nil
+    }
+
+    /// Formats a date as an IMF-fixdate.
+    static func format(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.string(from: date)
+    }
+}

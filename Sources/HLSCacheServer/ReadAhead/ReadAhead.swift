@@ -1,0 +1,81 @@
+import Logging
+import SegmentCache
+import Synchronization
+
+/// Background read-ahead: fetches segments players are about to ask for through the cache's single flight,
+/// a few at a time.
+///
+/// Keys already queued, running, or read ahead recently are skipped, so N players serving the same live
+/// playlist queue its newest segments once. The queue is bounded; keys beyond it are dropped (the player's
+/// own request will fetch them).
+final class ReadAhead: Sendable {
+    private struct State {
+        var queue: [CacheKey] = []
+        var queued: Set<CacheKey> = []
+        var running = 0
+        var recent: Set<CacheKey> = []
+        var recentOrder: [CacheKey] = []
+    }
+
+    private let cache: SegmentCache
+    private let concurrency: Int
+    private let logger: Logger
+    private let maxQueued = 256
+    private let maxRecent = 4096
+    private let state = Mutex(State())
+
+    init(cache: SegmentCache, concurrency: Int, logger: Logger) {
+        self.cache = cache
+        self.concurrency = max(1, concurrency)
+        self.logger = logger
+    }
+
+    /// Queues `keys` for fetching, in order.
+    func enqueue(_ keys: [CacheKey]) {
+        guard !keys.isEmpty else { return }
+        let starts = state.withLock { state -> [CacheKey] in
+            for key in keys where !state.queued.contains(key) && !state.recent.contains(key) {
+                guard state.queue.count < maxQueued else { break }
+                state.queue.append(key)
+                state.queued.insert(key)
+            }
+            var starts: [CacheKey] = []
+            while state.running < concurrency, !state.queue.isEmpty {
+                starts.append(state.queue.removeFirst())
+                state.running += 1
+            }
+            return starts
+        }
+        for key in starts { start(key) }
+    }
+
+    private func start(_ key: CacheKey) {
+        Task.detached { [self] in
+            await self.fetch(key)
+            let next = self.state.withLock { state -> CacheKey? in
+                state.queued.remove(key)
+                state.recent.insert(key)
+                state.recentOrder.append(key)
+                if state.recentOrder.count > maxRecent {
+                    state.recent.remove(state.recentOrder.removeFirst())
+                }
+                guard !state.queue.isEmpty else {
+                    state.running -= 1
+                    return nil
+                }
+                return state.queue.removeFirst()
+            }
+            if let next { self.start(next) }
+        }
+    }
+
+    private func fetch(_ key: CacheKey) async {
+        do {
+            let response = try await cache.fetch(key)
+            if response.disposition == .hit { return }
+            for try await _ in response.body {}
+        } catch {
+            logger.debug("read-ahead failed", metadata: ["url": "\(key)", "error": "\(error)"])
+        }
+    }
+}

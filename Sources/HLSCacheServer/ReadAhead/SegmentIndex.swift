@@ -1,0 +1,81 @@
+import HLSPlaylist
+import SegmentCache
+import Synchronization
+
+/// Where each segment of recently served media playlists sits: which playlist lists it and at which position.
+///
+/// The server uses it to read ahead in VOD playlists (segment k served → fetch k+1…k+N) and to attribute
+/// segment traffic to its stream on the status page. Bounded: the `capacity` most recently served
+/// playlists are kept.
+final class SegmentIndex: Sendable {
+    struct Position: Sendable, Hashable {
+        var playlist: String
+        var index: Int
+        var isVOD: Bool
+    }
+
+    private struct State {
+        var playlists: [String: [CacheKey]] = [:]
+        var order: [String] = []
+        var positions: [CacheKey: Position] = [:]
+    }
+
+    private let capacity: Int
+    private let state = Mutex(State())
+
+    init(capacity: Int = 32) {
+        self.capacity = capacity
+    }
+
+    /// Records (or replaces) the segments of the media playlist at `url`.
+    func record(playlist url: String, segments: [CacheKey], isVOD: Bool) {
+        state.withLock { state in
+            if let old = state.playlists[url] {
+                if old == segments { return }
+                for key in old where state.positions[key]?.playlist == url { state.positions[key] = nil }
+                state.order.removeAll { $0 == url }
+            }
+            state.playlists[url] = segments
+            state.order.append(url)
+            for (index, key) in segments.enumerated() {
+                state.positions[key] = Position(playlist: url, index: index, isVOD: isVOD)
+            }
+            while state.order.count > capacity {
+                let evicted = state.order.removeFirst()
+                for key in state.playlists.removeValue(forKey: evicted) ?? []
+                where state.positions[key]?.playlist == evicted {
+                    state.positions[key] = nil
+                }
+            }
+        }
+    }
+
+    /// The playlist listing `key`, and the `count` segments after it when that playlist is VOD.
+    func lookup(_ key: CacheKey, following count: Int) -> (playlist: String, next: [CacheKey])? {
+        state.withLock { state in
+            guard let position = state.positions[key] else { return nil }
+            guard position.isVOD, count > 0, let segments = state.playlists[position.playlist] else {
+                return (position.playlist, [])
+            }
+            let start = position.index + 1
+            return (position.playlist, Array(segments[min(start, segments.count)..<min(start + count, segments.count)]))
+        }
+    }
+
+    /// The cache keys of a media playlist's segments (byte ranges included), in order; gaps and URIs that
+    /// cannot be resolved are left out.
+    static func segmentKeys(of playlist: Playlist, url: String) -> [CacheKey] {
+        let resolved = playlist.resolvedURIs(playlistURL: url)
+        var byLine: [Int: String] = [:]
+        for (place, line) in playlist.uriPlaceLines.enumerated() {
+            if let target = resolved[place] { byLine[line] = target }
+        }
+        return playlist.segments.compactMap { segment in
+            guard !segment.isGap, let target = byLine[segment.line] else { return nil }
+            let range = segment.byteRange.flatMap {
+                CacheByteRange(offset: Int64($0.offset ?? 0), length: Int64($0.length))
+            }
+            return CacheKey(url: target, range: range)
+        }
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import OriginClient
+import SegmentCache
+import Synchronization
+
+/// Answers every request: hlscache's own routes (`/healthz`, `/metrics`, `/`) and proxied origin objects.
+struct ProxyResponder: HTTPResponder {
+    typealias Context = BasicRequestContext
+    let components: ServerComponents
+
+    func respond(to request: Request, context: Context) async throws -> Response {
+        let exchange = Exchange(request: request, components: components)
+        switch (request.method, request.uri.path) {
+        case (.get, "/healthz"), (.head, "/healthz"):
+            let draining = components.draining.load(ordering: .relaxed)
+            return exchange.finish(
+                draining ? .serviceUnavailable : .ok, text: draining ? "draining\n" : "ok\n", result: .bypass)
+        case (.get, "/metrics"):
+            let body = components.metrics.render(cache: components.cache.statistics)
+            return exchange.finish(.ok, body: body, contentType: "text/plain; version=0.0.4", result: .bypass)
+        case (.get, "/") where components.configuration.reverseOrigin == nil:
+            let page = StatusPage.render(components: components)
+            return exchange.finish(
+                .ok, body: Array(page.utf8), contentType: "text/html; charset=utf-8", result: .bypass)
+        default:
+            return await proxy(exchange)
+        }
+    }
+
+    private func proxy(_ original: Exchange) async -> Response {
+        var exchange = original
+        let request = exchange.request
+        guard request.method == .get || request.method == .head else {
+            return exchange.fail(.methodNotAllowed, "only GET and HEAD are proxied")
+        }
+        let target = request.head.path ?? "/"
+        guard target.utf8.count <= components.configuration.maxRequestTargetLength else {
+            return exchange.fail(
+                .uriTooLong, "request target longer than \(components.configuration.maxRequestTargetLength) bytes")
+        }
+        guard let origin = OriginTarget.originURL(for: target, reverseOrigin: components.configuration.reverseOrigin)
+        else {
+            return exchange.fail(.notFound, "no origin in \(target): use /o/<scheme>/<host>/<path> or --origin")
+        }
+        exchange.originURL = origin
+        guard let host = OriginTarget.host(of: origin), !host.isEmpty else {
+            return exchange.fail(.badRequest, "cannot read a host in \(origin)")
+        }
+        do {
+            try components.configuration.addressPolicy.check(host: host)
+        } catch {
+            return exchange.fail(.forbidden, "origin refused: \(error.reason)")
+        }
+        let requested = request.headers[.range].flatMap(RequestedRange.init(header:))
+        var key = CacheKey(url: origin)
+        if case .closed(let first, let last) = requested,
+            let range = CacheByteRange(offset: first, length: last - first + 1)
+        {
+            key = CacheKey(url: origin, range: range)
+        }
+        exchange.kind = ContentTypes.requestKind(url: origin, contentType: nil)
+        let response: CacheResponse
+        do {
+            response = try await components.cache.fetch(key, freshness: .fresh)
+        } catch {
+            return failedFetch(exchange, key: key, error: error)
+        }
+        guard (200..<300).contains(response.metadata.status) else {
+            if response.metadata.status >= 500,
+                let stale = staleResponse(exchange, key: key, because: "origin answered \(response.metadata.status)")
+            {
+                return stale
+            }
+            return originStatus(exchange, status: response.metadata.status)
+        }
+        if response.metadata.contentType == PlaylistResponder.contentType {
+            return await PlaylistResponder(components: components).respond(
+                exchange, key: key, response: response, result: result(of: response))
+        }
+        return ObjectResponder(components: components).respond(
+            exchange, response: response, requested: requested, result: result(of: response))
+    }
+
+    private func result(of response: CacheResponse) -> CacheResult {
+        guard response.isStored else { return .bypass }
+        return response.disposition == .hit ? .hit : .miss
+    }
+
+    /// The origin could not be fetched: serve a stale copy when the failure is the origin's, else say why.
+    private func failedFetch(_ exchange: Exchange, key: CacheKey, error: any Error) -> Response {
+        if let invalid = error as? InvalidPlaylistError {
+            components.logger.warning(
+                "invalid playlist", metadata: ["url": "\(invalid.url)", "error": "\(invalid.error)"])
+            return exchange.fail(.badGateway, invalid.description)
+        }
+        guard let error = error as? OriginError else {
+            components.logger.error("fetch failed", metadata: ["url": "\(key)", "error": "\(error)"])
+            return exchange.fail(.badGateway, "fetch failed: \(error)")
+        }
+        switch error.kind {
+        case .refused: return exchange.fail(.forbidden, "origin refused: \(error.reason)")
+        case .invalidRequest: return exchange.fail(.badRequest, error.description)
+        case .tooLarge: return exchange.fail(.badGateway, "\(error.description) (--max-object-size)")
+        default: break
+        }
+        if let stale = staleResponse(exchange, key: key, because: error.description) { return stale }
+        components.logger.warning("origin failed", metadata: ["url": "\(key.url)", "error": "\(error.description)"])
+        if error.kind == .timeout { return exchange.fail(.gatewayTimeout, "origin timed out: \(error.description)") }
+        return exchange.fail(.badGateway, "origin failed: \(error.description)")
+    }
+
+    /// A stale copy of `key` for stale-if-error: live playlists up to three target durations old, anything else
+    /// without limit.
+    private func staleResponse(_ exchange: Exchange, key: CacheKey, because reason: String) -> Response? {
+        guard let stale = components.cache.staleEntry(for: key) else { return nil }
+        if stale.metadata.contentType == PlaylistResponder.contentType {
+            return PlaylistResponder(components: components).respondStale(
+                exchange, key: key, response: stale, reason: reason)
+        }
+        components.logger.warning("serving stale", metadata: ["url": "\(key.url)", "reason": "\(reason)"])
+        let requested = exchange.request.headers[.range].flatMap(RequestedRange.init(header:))
+        return ObjectResponder(components: components).respond(
+            exchange, response: stale, requested: requested, result: .stale)
+    }
+
+    /// An origin's non-2xx answer, relayed: 403/404/410 and other 4xx with their status, 5xx as 502.
+    private func originStatus(_ exchange: Exchange, status: Int) -> Response {
+        let url = exchange.originURL ?? ""
+        components.logger.warning("origin status", metadata: ["url": "\(url)", "status": "\(status)"])
+        if (400..<500).contains(status) {
+            return exchange.fail(HTTPResponse.Status(code: status), "origin answered \(status) for \(url)")
+        }
+        return exchange.fail(.badGateway, "origin answered \(status) for \(url)")
+    }
+}

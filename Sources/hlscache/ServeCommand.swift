@@ -1,0 +1,151 @@
+import ArgumentParser
+import Foundation
+import HLSCacheServer
+import Logging
+
+/// `hlscache serve`: the caching proxy.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve rewritten playlists and cached segments to HLS players.",
+        discussion: """
+            Forward mode: GET /o/<scheme>/<host[:port]>/<path> fetches <scheme>://<host[:port]>/<path>.
+            Reverse mode (--origin URL): every other path maps onto URL.
+            Every option can also be set through an environment variable HLSCACHE_<OPTION>, e.g.
+            HLSCACHE_CACHE_DIR=/data or HLSCACHE_ALLOW_HOST=cdn.example.com,*.example.org; the command line wins.
+            """
+    )
+
+    /// The options that environment variables can set, and how.
+    static let environmentOptions: [EnvironmentOption] = [
+        .value("host"), .value("port"), .value("cache-dir"), .value("max-cache-size"), .value("origin"),
+        .repeated("allow-host"), .flag("allow-private-networks"), .value("public-base-url"), .value("prefetch"),
+        .value("prefetch-concurrency"), .value("max-object-size"), .value("origin-timeout"),
+        .value("vod-playlist-ttl"), .value("multivariant-playlist-ttl"), .value("shutdown-grace"),
+        .value("log-format"), .value("log-level"), .value("memory-cache-size"),
+    ]
+
+    @Option(help: "Address to listen on.")
+    var host = "127.0.0.1"
+
+    @Option(help: "Port to listen on (0: any free port).")
+    var port = 8080
+
+    @Option(help: "Cache directory.")
+    var cacheDir = "./hlscache-cache"
+
+    @Option(help: "Cache size bound, with a unit: 500MB, 10GB, 1TiB.")
+    var maxCacheSize = "10GB"
+
+    @Option(help: "Reverse mode: map every path that is not hlscache's own onto this origin URL.")
+    var origin: String?
+
+    @Option(help: "Origin host pattern to allow (repeatable): host, *.domain, or * for any public host.")
+    var allowHost: [String] = []
+
+    @Flag(help: "Let allowed hosts resolve to private, loopback and unique-local addresses.")
+    var allowPrivateNetworks = false
+
+    @Option(help: "Absolute base URL for rewritten URIs (default: absolute paths, /o/...).")
+    var publicBaseURL: String?
+
+    @Option(help: "Segments to read ahead (0: off).")
+    var prefetch = 2
+
+    @Option(help: "Read-ahead fetches at once.")
+    var prefetchConcurrency = 4
+
+    @Option(help: "Largest object fetched, with a unit.")
+    var maxObjectSize = "512MiB"
+
+    @Option(help: "Origin connect plus first-byte timeout, seconds.")
+    var originTimeout: Double = 10
+
+    @Option(help: "Freshness of VOD media playlists when the origin gives none, seconds.")
+    var vodPlaylistTTL: Double = 86400
+
+    @Option(help: "Freshness of multivariant playlists when the origin gives none, seconds.")
+    var multivariantPlaylistTTL: Double = 60
+
+    @Option(help: "Seconds in-flight responses get to finish after SIGTERM or SIGINT.")
+    var shutdownGrace: Double = 10
+
+    @Option(help: "Log format: text or json.")
+    var logFormat = "text"
+
+    @Option(help: "Lowest log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel = "info"
+
+    @Option(help: "In-memory tier for rewritten playlists, with a unit.")
+    var memoryCacheSize = "64MB"
+
+    func validate() throws {
+        _ = try makeConfiguration()
+    }
+
+    func makeConfiguration() throws -> ServerConfiguration {
+        var configuration = ServerConfiguration()
+        configuration.host = host
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be 0...65535") }
+        configuration.port = port
+        configuration.cacheDirectory = cacheDir
+        configuration.maxCacheBytes = try size(maxCacheSize, "--max-cache-size")
+        if let origin {
+            guard let components = URLComponents(string: origin), ["http", "https"].contains(components.scheme ?? ""),
+                components.host?.isEmpty == false
+            else { throw ValidationError("--origin must be an absolute http(s) URL: \(origin)") }
+            configuration.reverseOrigin = origin
+        }
+        if !allowHost.isEmpty { configuration.allowedHosts = allowHost }
+        configuration.allowPrivateNetworks = allowPrivateNetworks
+        configuration.publicBaseURL = publicBaseURL
+        guard prefetch >= 0, prefetchConcurrency > 0 else {
+            throw ValidationError("--prefetch must be 0 or more, --prefetch-concurrency 1 or more")
+        }
+        configuration.prefetchCount = prefetch
+        configuration.prefetchConcurrency = prefetchConcurrency
+        configuration.maxObjectBytes = try size(maxObjectSize, "--max-object-size")
+        configuration.memoryCacheBytes = Int(try size(memoryCacheSize, "--memory-cache-size"))
+        configuration.originTimeout = try seconds(originTimeout, "--origin-timeout")
+        configuration.vodPlaylistTTL = try seconds(vodPlaylistTTL, "--vod-playlist-ttl")
+        configuration.multivariantPlaylistTTL = try seconds(multivariantPlaylistTTL, "--multivariant-playlist-ttl")
+        configuration.shutdownGrace = try seconds(shutdownGrace, "--shutdown-grace")
+        guard let format = ServerConfiguration.LogFormat(rawValue: logFormat) else {
+            throw ValidationError("--log-format must be text or json")
+        }
+        configuration.logFormat = format
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
+        return configuration
+    }
+
+    func run() async throws {
+        let configuration = try makeConfiguration()
+        let level = Logger.Level(rawValue: logLevel) ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = LineLogHandler(label: label, format: configuration.logFormat)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "hlscache")
+        let server: HLSCacheServer
+        do {
+            server = try HLSCacheServer(configuration: configuration, logger: logger)
+        } catch {
+            logger.critical("cannot start", metadata: ["error": "\(error)"])
+            throw ExitCode(70)
+        }
+        try await server.run()
+    }
+
+    private func size(_ text: String, _ flag: String) throws -> Int64 {
+        guard let bytes = ByteSize.parse(text), bytes > 0 else {
+            throw ValidationError("\(flag) must be a size such as 512MB or 10GB, not \(text)")
+        }
+        return bytes
+    }
+
+    private func seconds(_ value: Double, _ flag: String) throws -> Duration {
+        guard value.isFinite, value >= 0 else { throw ValidationError("\(flag) must be a number of seconds ≥ 0") }
+        return .milliseconds(Int64(value * 1000))
+    }
+}

@@ -1,0 +1,170 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import Synchronization
+
+/// The origin of the server tests: a Hummingbird 2 application on 127.0.0.1 that serves `Fixtures/streams`,
+/// honours single `Range` requests, counts every request by path, and misbehaves on the paths it is told to.
+///
+/// `/live/index.m3u8` is a live playlist over `live-source/`: a window of four 2-second segments that advances
+/// every 2 s from when the origin started (`/live/seg<N>.ts` is `live-source/seg<N mod 20>.ts`).
+final class StreamOrigin: Sendable {
+    /// How a path misbehaves.
+    enum Behavior: Sendable {
+        /// Answer this status with a short body.
+        case status(Int)
+        /// Answer 200 with this body and content type.
+        case body(String, contentType: String)
+        /// Wait, then serve normally.
+        case delay(Duration)
+        /// Send nothing for a minute.
+        case stall
+        /// Serve normally the first time, then answer this status.
+        case thenStatus(Int)
+        /// Send the headers and half the body, then wait this long before the rest.
+        case slowSecondHalf(Duration)
+    }
+
+    private let requests = Mutex<[String: Int]>([:])
+    private let queries = Mutex<[String]>([])
+    private let behaviors = Mutex<[String: Behavior]>([:])
+    let started = Date()
+    /// Seconds per live segment.
+    static let liveSegmentSeconds = 2.0
+
+    /// The port, once running.
+    private(set) nonisolated(unsafe) var port = 0
+    private nonisolated(unsafe) var task: Task<Void, any Error>?
+
+    /// `http://127.0.0.1:<port><path>`.
+    func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
+
+    /// Requests received for `path` (query ignored).
+    func count(_ path: String) -> Int { requests.withLock { $0[path] ?? 0 } }
+
+    /// Every request so far, by path.
+    var counts: [String: Int] { requests.withLock { $0 } }
+
+    /// Total requests received.
+    var total: Int { requests.withLock { $0.values.reduce(0, +) } }
+
+    /// The full targets (with queries) received, in order.
+    var targets: [String] { queries.withLock { $0 } }
+
+    /// Makes `path` misbehave.
+    func set(_ path: String, _ behavior: Behavior?) { behaviors.withLock { $0[path] = behavior } }
+
+    /// Starts the origin and waits for its port.
+    func start() async throws {
+        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+        let responder = CallbackResponder<BasicRequestContext> { [self] request, _ in
+            try await self.respond(request)
+        }
+        let app = Application(
+            responder: responder,
+            configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            onServerRunning: { channel in
+                continuation.yield(channel.localAddress?.port ?? 0)
+                continuation.finish()
+            }
+        )
+        task = Task { try await app.runService(gracefulShutdownSignals: []) }
+        var iterator = ports.makeAsyncIterator()
+        port = await iterator.next() ?? 0
+    }
+
+    /// Stops the origin.
+    func stop() {
+        task?.cancel()
+    }
+
+    private func respond(_ request: Request) async throws -> Response {
+        let path = request.uri.path
+        let seen = requests.withLock { requests in
+            requests[path, default: 0] += 1
+            return requests[path]!
+        }
+        queries.withLock { $0.append(request.head.path ?? path) }
+        switch behaviors.withLock({ $0[path] }) {
+        case .status(let code)?:
+            return Response(status: .init(code: code), body: .init(byteBuffer: ByteBuffer(string: "status \(code)\n")))
+        case .body(let text, let contentType)?:
+            return Response(
+                status: .ok, headers: [.contentType: contentType], body: .init(byteBuffer: ByteBuffer(string: text)))
+        case .delay(let duration)?:
+            try await Task.sleep(for: duration)
+        case .stall?:
+            try await Task.sleep(for: .seconds(60))
+        case .thenStatus(let code)? where seen > 1:
+            return Response(status: .init(code: code), body: .init(byteBuffer: ByteBuffer(string: "status \(code)\n")))
+        case .slowSecondHalf(let pause)?:
+            guard let bytes = file(for: path) else { return Response(status: .notFound) }
+            let half = bytes.count / 2
+            return Response(
+                status: .ok, headers: [.contentType: "video/mp2t"],
+                body: ResponseBody(contentLength: bytes.count) { writer in
+                    try await writer.write(ByteBuffer(bytes: bytes[0..<half]))
+                    try await Task.sleep(for: pause)
+                    try await writer.write(ByteBuffer(bytes: bytes[half...]))
+                    try await writer.finish(nil)
+                })
+        case .thenStatus?, nil:
+            break
+        }
+        if path == "/live/index.m3u8" { return livePlaylist() }
+        guard let bytes = file(for: path) else {
+            return Response(status: .notFound, body: .init(byteBuffer: ByteBuffer(string: "no such file\n")))
+        }
+        var headers: HTTPFields = [.contentType: Self.contentType(path), .acceptRanges: "bytes"]
+        if let range = request.headers[.range], let (first, last) = Self.parse(range: range, length: bytes.count) {
+            headers[.contentRange] = "bytes \(first)-\(last)/\(bytes.count)"
+            return Response(
+                status: .partialContent, headers: headers,
+                body: .init(byteBuffer: ByteBuffer(bytes: bytes[first...last])))
+        }
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+
+    /// The fixture file for a path; `/live/seg<N>.ts` maps onto the 20 live-source segments.
+    func file(for path: String) -> [UInt8]? {
+        var relative = String(path.dropFirst())
+        if relative.hasPrefix("live/seg"), let number = Int(relative.dropFirst(8).dropLast(3)) {
+            relative = "live-source/seg\(number % 20).ts"
+        }
+        guard !relative.contains(".."), !relative.isEmpty else { return nil }
+        return FileManager.default.contents(atPath: TestPaths.streams.appendingPathComponent(relative).path).map {
+            [UInt8]($0)
+        }
+    }
+
+    /// The newest live segment's number now.
+    var liveEdge: Int { Int(Date().timeIntervalSince(started) / Self.liveSegmentSeconds) + 3 }
+
+    private func livePlaylist() -> Response {
+        let newest = liveEdge
+        let first = newest - 3
+        var text = "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:2\n#EXT-X-MEDIA-SEQUENCE:\(first)\n"
+        for number in first...newest { text += "#EXTINF:2.000000,\nseg\(number).ts\n" }
+        return Response(
+            status: .ok, headers: [.contentType: "application/vnd.apple.mpegurl"],
+            body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    static func contentType(_ path: String) -> String {
+        if path.hasSuffix(".m3u8") { return "application/vnd.apple.mpegurl" }
+        if path.hasSuffix(".ts") { return "video/mp2t" }
+        if path.hasSuffix(".m4s") || path.hasSuffix(".mp4") { return "video/mp4" }
+        return "application/octet-stream"
+    }
+
+    static func parse(range: String, length: Int) -> (Int, Int)? {
+        guard range.hasPrefix("bytes="), !range.contains(",") else { return nil }
+        let parts = range.dropFirst(6).split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 2 else { return nil }
+        if parts[0].isEmpty, let count = Int(parts[1]) { return (max(0, length - count), length - 1) }
+        guard let first = Int(parts[0]), first < length else { return nil }
+        let last = Int(parts[1]).map { min($0, length - 1) } ?? length - 1
+        return first <= last ? (first, last) : nil
+    }
+}
