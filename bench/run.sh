@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds hlscache in release mode and prints one figure per line, `name value`.
-# Usage: bench/run.sh [NAME]   (NAME: rewrite, origin, cache; all when omitted)
+# Usage: bench/run.sh [NAME]   (NAME: rewrite, origin, cache, serve; all when omitted)
 set -euo pipefail
-trap '[ -n "${nginx_pid:-}" ] && kill "$nginx_pid" 2>/dev/null; true' EXIT
+trap 'for p in ${nginx_pid:-} ${serve_pid:-} ${slow_pid:-}; do kill "$p" 2>/dev/null; done; true' EXIT
 cd "$(dirname "$0")/.."
 corpus="${HLSCACHE_CORPUS:-$(cd .. && pwd)/shared/corpus}"
 swift build -c release --product hlscache-bench >&2
@@ -68,10 +68,78 @@ PY
 
 run_cache() { "$bin" cache; }
 
+# wrk's requests per second for a URL: wrk_rps URL CONNECTIONS SECONDS
+wrk_rps() { wrk -t2 -c"$2" -d"$3"s "$1" | awk '/Requests\/sec/ {print $2}'; }
+
+median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+run_serve() {
+    for tool in nginx wrk python3 curl; do
+        command -v "$tool" >/dev/null || { echo "serve: needs $tool" >&2; return 1; }
+    done
+    swift build -c release --product hlscache >&2
+    local hlscache root cache port=18441 origin_port=18442 slow_port=18443
+    hlscache="$(swift build -c release --show-bin-path)/hlscache"
+    root=$(mktemp -d)
+    cache=$(mktemp -d)
+    head -c $((2 << 20)) /dev/urandom > "$root/seg2m.ts"
+    head -c $((20 << 20)) /dev/urandom > "$root/seg20m.ts"
+    chmod 755 "$root" && chmod 644 "$root"/*.ts
+    start_nginx "$origin_port" "$root"
+    ulimit -n 8192 2>/dev/null || true
+    "$hlscache" serve --port "$port" --cache-dir "$cache" --allow-host 127.0.0.1 --log-level warning >/dev/null &
+    serve_pid=$!
+    for _ in $(seq 100); do curl -fs -o /dev/null "http://127.0.0.1:$port/healthz" && break; sleep 0.1; done
+    local proxied="http://127.0.0.1:$port/o/http/127.0.0.1:$origin_port"
+    curl -fs -o /dev/null "$proxied/seg2m.ts"
+    curl -fs -o /dev/null "$proxied/seg20m.ts"
+    sleep 0.5
+    # Cached 2 MiB segment against nginx serving the same file from disk, same run, wrk -t2 -c64 -d10s.
+    local ours theirs
+    ours=$(wrk_rps "$proxied/seg2m.ts" 64 10)
+    theirs=$(wrk_rps "http://127.0.0.1:$origin_port/seg2m.ts" 64 10)
+    echo "serve_hit_2mib_rps $ours"
+    echo "nginx_static_2mib_rps $theirs"
+    awk -v a="$ours" -v b="$theirs" 'BEGIN { printf "serve_vs_nginx_static %.2f\n", a / b }'
+    # Cold miss time to first byte, against an origin that waits 200 ms: hlscache's minus the origin's (medians of 15).
+    python3 - "$slow_port" "$root" <<'PY' &
+import http.server, sys, time
+root = sys.argv[2]
+class Slow(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def do_GET(self):
+        time.sleep(0.2)
+        data = open(root + "/seg2m.ts", "rb").read(65536)
+        self.send_response(200)
+        self.send_header("Content-Type", "video/mp2t")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+    def log_message(self, *args):
+        pass
+http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Slow).serve_forever()
+PY
+    slow_pid=$!
+    sleep 0.5
+    local direct cold
+    direct=$(for i in $(seq 15); do curl -s -o /dev/null -w '%{time_starttransfer}\n' "http://127.0.0.1:$slow_port/c.ts?n=$i"; done | median)
+    cold=$(for i in $(seq 15); do curl -s -o /dev/null -w '%{time_starttransfer}\n' "http://127.0.0.1:$port/o/http/127.0.0.1:$slow_port/c.ts?n=$i"; done | median)
+    kill "$slow_pid" 2>/dev/null || true
+    awk -v a="$cold" -v b="$direct" 'BEGIN { printf "cold_ttfb_overhead_ms %.2f\n", (a - b) * 1000 }'
+    # Peak RSS while 500 clients read a cached 20 MiB segment.
+    wrk -t2 -c500 -d10s "$proxied/seg20m.ts" >/dev/null
+    awk '/VmHWM/ { printf "rss_mb_500_streams %.1f\n", $2 / 1024 }' "/proc/$serve_pid/status"
+    kill "$serve_pid" 2>/dev/null || true
+    wait "$serve_pid" 2>/dev/null || true
+    stop_nginx
+    rm -rf "$root" "$cache"
+}
+
 case "$want" in
     rewrite) run_rewrite ;;
     origin) run_origin ;;
     cache) run_cache ;;
-    all) run_rewrite; run_origin; run_cache ;;
-    *) echo "unknown benchmark: $want (known: rewrite, origin, cache)" >&2; exit 64 ;;
+    serve) run_serve ;;
+    all) run_rewrite; run_origin; run_cache; run_serve ;;
+    *) echo "unknown benchmark: $want (known: rewrite, origin, cache, serve)" >&2; exit 64 ;;
 esac
