@@ -243,8 +243,12 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
         note "note: uid 10001 cannot run $bin; running the server as root"
     fi
 fi
+# The image holds a copy at /usr/local/bin/docker-entrypoint.sh; run a copy too, readable by uid 10001 even
+# when the checkout is not (a fresh clone under a 0700 mktemp directory).
+entrypoint="$tmp/docker-entrypoint.sh"
+install -m 755 "$repo/docker/entrypoint.sh" "$entrypoint"
 server_log="$tmp/server.log"
-(cd "$data" && exec "${as_user[@]}" env -i "${run_env[@]}" "$repo/docker/entrypoint.sh" "${image_cmd[@]}") \
+(cd "$data" && exec "${as_user[@]}" env -i "${run_env[@]}" "$entrypoint" "${image_cmd[@]}") \
     >"$server_log" 2>&1 &
 server_pid=$!
 
