@@ -51,7 +51,7 @@ struct ProxyResponder: HTTPResponder {
             return exchange.fail(.badRequest, "cannot read a host in \(origin)")
         }
         do {
-            try components.configuration.addressPolicy.check(host: host)
+            try components.addressPolicy.check(host: host)
         } catch {
             return exchange.fail(.forbidden, "origin refused: \(error.reason)")
         }

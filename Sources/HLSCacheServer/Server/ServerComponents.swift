@@ -8,6 +8,8 @@ import Synchronization
 /// The parts every request handler shares: configuration, cache, origin clients, metrics and bookkeeping.
 final class ServerComponents: Sendable {
     let configuration: ServerConfiguration
+    /// The configuration's address policy, built once (its host patterns are parsed at creation).
+    let addressPolicy: AddressPolicy
     let cache: SegmentCache
     let client: OriginClient
     let blockingClient: OriginClient
@@ -24,6 +26,7 @@ final class ServerComponents: Sendable {
 
     init(configuration: ServerConfiguration, logger: Logger) throws {
         self.configuration = configuration
+        self.addressPolicy = configuration.addressPolicy
         self.logger = logger
         let metrics = ServerMetrics()
         self.metrics = metrics
@@ -31,7 +34,7 @@ final class ServerComponents: Sendable {
         timeouts.connect = min(timeouts.connect, configuration.originTimeout)
         timeouts.firstByte = configuration.originTimeout
         timeouts.stall = max(timeouts.stall, configuration.originTimeout)
-        var clientConfiguration = OriginClientConfiguration(policy: configuration.addressPolicy, timeouts: timeouts)
+        var clientConfiguration = OriginClientConfiguration(policy: addressPolicy, timeouts: timeouts)
         clientConfiguration.maxBodyBytes = configuration.maxObjectBytes
         client = try OriginClient(configuration: clientConfiguration)
         // LL-HLS blocking reloads: the origin holds them until the part exists, up to three target durations.
