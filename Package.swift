@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "OriginClient", targets: ["OriginClient"]),
         .library(name: "SegmentCache", targets: ["SegmentCache"]),
         .library(name: "HLSCacheServer", targets: ["HLSCacheServer"]),
+        .library(name: "HLSPrefetch", targets: ["HLSPrefetch"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -52,11 +53,17 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "HLSPrefetch",
+            dependencies: ["HLSPlaylist", "OriginClient", "SegmentCache", "HLSCacheServer"],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "hlscache",
             dependencies: [
-                "HLSPlaylist", "HLSCacheServer", "OriginClient",
+                "HLSPlaylist", "HLSCacheServer", "HLSPrefetch", "OriginClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -88,11 +95,16 @@ let package = Package(
         .testTarget(
             name: "HLSCacheServerTests",
             dependencies: [
-                "HLSCacheServer", "OriginClient", "hlscache",
+                "HLSCacheServer", "HLSPrefetch", "HLSPlaylist", "OriginClient", "hlscache",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "HLSPrefetchTests",
+            dependencies: ["HLSPrefetch", "HLSPlaylist"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds hlscache in release mode and prints one figure per line, `name value`.
-# Usage: bench/run.sh [NAME]   (NAME: rewrite, origin, cache, serve; all when omitted)
+# Usage: bench/run.sh [NAME]   (NAME: rewrite, origin, cache, serve, prefetch; all when omitted)
 set -euo pipefail
 trap 'for p in ${nginx_pid:-} ${serve_pid:-} ${slow_pid:-}; do kill "$p" 2>/dev/null; done; true' EXIT
 cd "$(dirname "$0")/.."
@@ -135,11 +135,92 @@ PY
     rm -rf "$root" "$cache"
 }
 
+# Seconds for a command (wall clock, 3 decimals).
+seconds_of() {
+    local start end
+    start=$(date +%s.%N)
+    "$@" >/dev/null 2>&1
+    end=$(date +%s.%N)
+    awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f\n", b - a }'
+}
+
+# yt-dlp from PyPI in a virtualenv of its own (not committed, not system-wide).
+ytdlp_bin() {
+    local venv="${HOME}/.cache/hlscache-bench/yt-dlp"
+    if [ ! -x "$venv/bin/yt-dlp" ]; then
+        python3 -m venv "$venv" >&2 && "$venv/bin/pip" install -q yt-dlp >&2 || return 1
+    fi
+    echo "$venv/bin/yt-dlp"
+}
+
+run_prefetch() {
+    for tool in ffmpeg python3; do
+        command -v "$tool" >/dev/null || { echo "prefetch: needs $tool" >&2; return 1; }
+    done
+    swift build -c release --product hlscache >&2
+    local hlscache root work port=18451 ytdlp
+    hlscache="$(swift build -c release --show-bin-path)/hlscache"
+    root=$(mktemp -d)
+    work=$(mktemp -d)
+    # One 60-segment variant (1 s segments).
+    mkdir -p "$root/v"
+    ffmpeg -nostdin -v error -f lavfi -i testsrc=size=320x180:rate=25 -f lavfi -i sine=frequency=440 -t 60 \
+        -c:v libx264 -preset ultrafast -g 25 -keyint_min 25 -sc_threshold 0 -c:a aac -b:a 64k \
+        -f hls -hls_time 1 -hls_playlist_type vod -hls_segment_filename "$root/v/seg%d.ts" "$root/v/index.m3u8"
+    # The origin: every request waits 50 ms, then the file (threads: one per connection).
+    python3 - "$port" "$root" <<'PY' &
+import http.server, os, sys, time
+root = sys.argv[2]
+class Slow(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def do_GET(self):
+        time.sleep(0.05)
+        path = os.path.join(root, self.path.split("?")[0].lstrip("/"))
+        if ".." in self.path or not os.path.isfile(path):
+            self.send_response(404); self.send_header("Content-Length", "0"); self.end_headers(); return
+        data = open(path, "rb").read()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/vnd.apple.mpegurl" if path.endswith(".m3u8") else "video/mp2t")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+    def log_message(self, *args):
+        pass
+http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Slow).serve_forever()
+PY
+    slow_pid=$!
+    for _ in $(seq 50); do curl -fs -o /dev/null "http://127.0.0.1:$port/v/index.m3u8" && break; sleep 0.1; done
+    local url="http://127.0.0.1:$port/v/index.m3u8" ours ffmpeg_s ytdlp_s=""
+    ours=$(for i in 1 2 3; do
+        seconds_of "$hlscache" prefetch "$url" --output "$work/ours$i" --concurrency 8 --allow-private-networks --quiet
+    done | median)
+    ffmpeg_s=$(seconds_of ffmpeg -nostdin -v error -i "$url" -c copy -f mpegts "$work/ffmpeg.ts")
+    if ytdlp=$(ytdlp_bin); then
+        ytdlp_s=$(for i in 1 2 3; do
+            seconds_of "$ytdlp" --quiet --no-progress --concurrent-fragments 8 --fixup never --no-part \
+                -o "$work/ytdlp$i.%(ext)s" "$url"
+        done | median)
+    fi
+    [ -f "$work/ours1/index.m3u8" ] || echo "prefetch: hlscache wrote no $work/ours1/index.m3u8" >&2
+    echo "prefetch_60_segments_s $ours"
+    echo "ffmpeg_copy_60_segments_s $ffmpeg_s"
+    awk -v a="$ours" -v b="$ffmpeg_s" 'BEGIN { printf "prefetch_vs_ffmpeg %.2f\n", a / b }'
+    if [ -n "$ytdlp_s" ]; then
+        echo "ytdlp_60_segments_s $ytdlp_s"
+        awk -v a="$ours" -v b="$ytdlp_s" 'BEGIN { printf "prefetch_vs_ytdlp %.2f\n", a / b }'
+    else
+        echo "prefetch: yt-dlp could not be installed from PyPI; prefetch_vs_ytdlp not measured" >&2
+    fi
+    kill "$slow_pid" 2>/dev/null || true
+    rm -rf "$root" "$work"
+}
+
 case "$want" in
     rewrite) run_rewrite ;;
     origin) run_origin ;;
     cache) run_cache ;;
     serve) run_serve ;;
-    all) run_rewrite; run_origin; run_cache; run_serve ;;
-    *) echo "unknown benchmark: $want (known: rewrite, origin, cache, serve)" >&2; exit 64 ;;
+    prefetch) run_prefetch ;;
+    all) run_rewrite; run_origin; run_cache; run_serve; run_prefetch ;;
+    *) echo "unknown benchmark: $want (known: rewrite, origin, cache, serve, prefetch)" >&2; exit 64 ;;
 esac

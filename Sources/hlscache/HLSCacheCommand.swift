@@ -9,7 +9,7 @@ struct HLSCacheCommand: AsyncParsableCommand {
         commandName: "hlscache",
         abstract: "A playlist-aware HLS caching proxy.",
         version: hlscacheVersion,
-        subcommands: [ServeCommand.self, RewriteCommand.self, URLCommand.self]
+        subcommands: [ServeCommand.self, PrefetchCommand.self, RewriteCommand.self, URLCommand.self]
     )
 
     /// Runs the command line, with `serve`'s options also taken from `HLSCACHE_*` environment variables.
@@ -19,6 +19,27 @@ struct HLSCacheCommand: AsyncParsableCommand {
             arguments = EnvironmentOption.merged(
                 arguments, options: ServeCommand.environmentOptions, environment: ProcessInfo.processInfo.environment)
         }
+        if arguments.first == "prefetch" {
+            await runPrefetch(arguments)
+        }
         await main(arguments)
+    }
+
+    /// `prefetch` exits 2 on bad usage (ArgumentParser's default is 64), as its documentation promises.
+    private static func runPrefetch(_ arguments: [String]) async -> Never {
+        do {
+            var command = try parseAsRoot(arguments)
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+            Foundation.exit(0)
+        } catch {
+            // Help, --version and the command's own exit codes as ArgumentParser handles them; usage errors: 2.
+            if error is ExitCode || exitCode(for: error) == .success { exit(withError: error) }
+            FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+            Foundation.exit(2)
+        }
     }
 }

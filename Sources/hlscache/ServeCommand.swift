@@ -135,6 +135,10 @@ struct ServeCommand: AsyncParsableCommand {
             throw ExitCode(70)
         }
         try await server.run()
+        // Everything is written (the cache index, the logs: unbuffered): leave without running exit handlers,
+        // which libraries' threads could hold up past the shutdown grace the operator was promised.
+        fflush(nil)
+        _exit(0)
     }
 
     private func size(_ text: String, _ flag: String) throws -> Int64 {

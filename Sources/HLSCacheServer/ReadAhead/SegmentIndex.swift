@@ -65,17 +65,12 @@ final class SegmentIndex: Sendable {
     /// The cache keys of a media playlist's segments (byte ranges included), in order; gaps and URIs that
     /// cannot be resolved are left out.
     static func segmentKeys(of playlist: Playlist, url: String) -> [CacheKey] {
-        let resolved = playlist.resolvedURIs(playlistURL: url)
-        var byLine: [Int: String] = [:]
-        for (place, line) in playlist.uriPlaceLines.enumerated() {
-            if let target = resolved[place] { byLine[line] = target }
-        }
-        return playlist.segments.compactMap { segment in
-            guard !segment.isGap, let target = byLine[segment.line] else { return nil }
-            let range = segment.byteRange.flatMap {
+        playlist.references(playlistURL: url).compactMap { reference in
+            guard case .segment = reference.role else { return nil }
+            let range = reference.byteRange.flatMap {
                 CacheByteRange(offset: Int64($0.offset ?? 0), length: Int64($0.length))
             }
-            return CacheKey(url: target, range: range)
+            return CacheKey(url: reference.url, range: range)
         }
     }
 }

@@ -66,11 +66,15 @@ public struct HLSCacheServer: Sendable {
                 logger: logger
             ).withGrace(configuration.shutdownGrace)
         )
-        defer {
-            components.client.shutdown()
-            components.blockingClient.shutdown()
+        do {
+            try await group.run()
+        } catch {
+            _ = await components.origin.shutdownClients(within: .seconds(2))
+            throw error
         }
-        try await group.run()
+        if await !components.origin.shutdownClients(within: .seconds(2)) {
+            logger.warning("the origin client threads did not stop within 2 s")
+        }
         logger.info("hlscache stopped", metadata: ["cache_entries": "\(components.cache.statistics.entries)"])
     }
 }

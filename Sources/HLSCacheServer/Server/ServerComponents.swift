@@ -10,6 +10,8 @@ final class ServerComponents: Sendable {
     let configuration: ServerConfiguration
     /// The configuration's address policy, built once (its host patterns are parsed at creation).
     let addressPolicy: AddressPolicy
+    /// The cache and the origin clients that fill it.
+    let origin: CachedOrigin
     let cache: SegmentCache
     let client: OriginClient
     let blockingClient: OriginClient
@@ -30,38 +32,11 @@ final class ServerComponents: Sendable {
         self.logger = logger
         let metrics = ServerMetrics()
         self.metrics = metrics
-        var timeouts = OriginTimeouts()
-        timeouts.connect = min(timeouts.connect, configuration.originTimeout)
-        timeouts.firstByte = configuration.originTimeout
-        timeouts.stall = max(timeouts.stall, configuration.originTimeout)
-        var clientConfiguration = OriginClientConfiguration(policy: addressPolicy, timeouts: timeouts)
-        clientConfiguration.maxBodyBytes = configuration.maxObjectBytes
-        client = try OriginClient(configuration: clientConfiguration)
-        // LL-HLS blocking reloads: the origin holds them until the part exists, up to three target durations.
-        clientConfiguration.timeouts.firstByte = max(configuration.originTimeout, .seconds(30))
-        clientConfiguration.maxRetries = 0
-        blockingClient = try OriginClient(configuration: clientConfiguration)
-        let source = OriginObjectSource(
-            client: client,
-            blockingClient: blockingClient,
-            freshness: PlaylistFreshness(
-                vodTTL: configuration.vodPlaylistTTL, multivariantTTL: configuration.multivariantPlaylistTTL),
-            parseLimits: .init(),
-            metrics: metrics
-        )
-        let cacheLogger = logger
-        cache = try SegmentCache(
-            configuration: .init(
-                directory: configuration.cacheDirectory,
-                maxBytes: configuration.maxCacheBytes,
-                log: { record in
-                    let level: Logger.Level = record.level == .debug ? .debug : .warning
-                    cacheLogger.log(
-                        level: level, "cache: \(record.message)", metadata: record.key.map { ["url": "\($0)"] })
-                }
-            ),
-            source: source
-        )
+        origin = try CachedOrigin(
+            configuration: configuration, addressPolicy: addressPolicy, metrics: metrics, logger: logger)
+        cache = origin.cache
+        client = origin.client
+        blockingClient = origin.blockingClient
         readAhead =
             configuration.prefetchCount > 0
             ? ReadAhead(cache: cache, concurrency: configuration.prefetchConcurrency, logger: logger) : nil

@@ -1,0 +1,111 @@
+import Foundation
+import HLSPlaylist
+import Logging
+import OriginClient
+import SegmentCache
+import Synchronization
+
+/// A cache directory filled from origins exactly as `hlscache serve` fills it: the same keys, the same playlist
+/// checks and expiries, the same metadata. The server builds its cache with it, and so does `hlscache prefetch`
+/// so that what it stores is what the server looks for (safe while a server runs on the same directory).
+///
+/// ```swift
+/// let origin = try CachedOrigin(configuration: configuration, logger: logger)
+/// let response = try await origin.cache.fetch(CacheKey(url: "https://cdn.example/seg1.ts"))
+/// await origin.close()
+/// ```
+public final class CachedOrigin: Sendable {
+    /// The disk cache; misses are fetched from the origin.
+    public let cache: SegmentCache
+    /// The origin client for ordinary fetches.
+    public let client: OriginClient
+    /// The origin client for LL-HLS blocking playlist reloads: long first-byte timeout, no retry.
+    let blockingClient: OriginClient
+
+    /// Opens the cache directory and starts the origin clients.
+    /// - Parameters:
+    ///   - configuration: the cache directory and size, the address policy, the origin timeout, the playlist
+    ///     expiries and the object size limit are used.
+    ///   - logger: where the cache's warnings go.
+    /// - Throws: when the cache directory cannot be created or the origin client cannot start.
+    public convenience init(configuration: ServerConfiguration, logger: Logger) throws {
+        try self.init(
+            configuration: configuration, addressPolicy: configuration.addressPolicy, metrics: ServerMetrics(),
+            logger: logger)
+    }
+
+    init(
+        configuration: ServerConfiguration, addressPolicy: AddressPolicy, metrics: ServerMetrics, logger: Logger
+    )
+        throws
+    {
+        var timeouts = OriginTimeouts()
+        timeouts.connect = min(timeouts.connect, configuration.originTimeout)
+        timeouts.firstByte = configuration.originTimeout
+        timeouts.stall = max(timeouts.stall, configuration.originTimeout)
+        var clientConfiguration = OriginClientConfiguration(policy: addressPolicy, timeouts: timeouts)
+        clientConfiguration.maxBodyBytes = configuration.maxObjectBytes
+        client = try OriginClient(configuration: clientConfiguration)
+        // LL-HLS blocking reloads: the origin holds them until the part exists, up to three target durations.
+        clientConfiguration.timeouts.firstByte = max(configuration.originTimeout, .seconds(30))
+        clientConfiguration.maxRetries = 0
+        blockingClient = try OriginClient(configuration: clientConfiguration)
+        let source = OriginObjectSource(
+            client: client,
+            blockingClient: blockingClient,
+            freshness: PlaylistFreshness(
+                vodTTL: configuration.vodPlaylistTTL, multivariantTTL: configuration.multivariantPlaylistTTL),
+            parseLimits: .init(),
+            metrics: metrics
+        )
+        do {
+            cache = try SegmentCache(
+                configuration: .init(
+                    directory: configuration.cacheDirectory,
+                    maxBytes: configuration.maxCacheBytes,
+                    log: { record in
+                        let level: Logger.Level = record.level == .debug ? .debug : .warning
+                        logger.log(
+                            level: level, "cache: \(record.message)", metadata: record.key.map { ["url": "\($0)"] })
+                    }
+                ),
+                source: source
+            )
+        } catch {
+            client.shutdown()
+            blockingClient.shutdown()
+            throw error
+        }
+    }
+
+    /// Writes the cache's index, closes it, and stops the origin clients.
+    public func close() async {
+        await cache.close()
+        shutdownClients()
+    }
+
+    /// Stops the origin clients (transfers in progress fail).
+    func shutdownClients() {
+        client.shutdown()
+        blockingClient.shutdown()
+    }
+
+    /// Stops the origin clients on a thread of its own, waiting at most `limit` for their threads to end, so
+    /// that a process on its way out is never held up by them.
+    /// - Returns: whether they ended in time.
+    func shutdownClients(within limit: Duration) async -> Bool {
+        let waiter = Mutex<CheckedContinuation<Bool, Never>?>(nil)
+        return await withCheckedContinuation { continuation in
+            waiter.withLock { $0 = continuation }
+            Thread {
+                self.shutdownClients()
+                waiter.withLock { $0.take() }?.resume(returning: true)
+            }.start()
+            Thread {
+                Thread.sleep(
+                    forTimeInterval: Double(limit.components.seconds) + Double(limit.components.attoseconds) / 1e18)
+                waiter.withLock { $0.take() }?.resume(returning: false)
+            }.start()
+        }
+    }
+}

@@ -1,0 +1,60 @@
+import HLSCacheServer
+import HLSPlaylist
+import SegmentCache
+
+/// Prefetches into the cache directory a server reads (`--cache-dir`), through ``CachedOrigin``: the same keys,
+/// playlist checks and expiries as `hlscache serve`, so the server finds every object as a hit.
+struct CacheDirectoryStore: PrefetchStore {
+    let origin: CachedOrigin
+
+    func entryURL(for originURL: String) -> String { originURL }
+
+    func playlist(_ url: String, fresh: Bool) async throws -> [UInt8] {
+        let response: CacheResponse
+        do {
+            response = try await origin.cache.fetch(CacheKey(url: url), freshness: fresh ? .fresh : .any)
+        } catch {
+            throw FetchFailure(status: nil, description: "\(error)")
+        }
+        guard (200..<300).contains(response.metadata.status) else {
+            throw FetchFailure.status(response.metadata.status, url: url)
+        }
+        var bytes: [UInt8] = []
+        for try await chunk in response.body { bytes.append(contentsOf: chunk) }
+        return bytes
+    }
+
+    func store(_ object: PrefetchObject) async throws -> StoreOutcome {
+        let key = Self.key(object)
+        if let cached = origin.cache.cachedEntry(for: key), (200..<300).contains(cached.metadata.status) {
+            return .present(bytes: cached.metadata.contentLength ?? 0)
+        }
+        let response: CacheResponse
+        do {
+            response = try await origin.cache.fetch(key)
+        } catch {
+            throw FetchFailure(status: nil, description: "\(error)")
+        }
+        guard (200..<300).contains(response.metadata.status) else {
+            throw FetchFailure.status(response.metadata.status, url: object.label)
+        }
+        var bytes: Int64 = 0
+        do {
+            for try await chunk in response.body { bytes += Int64(chunk.count) }
+        } catch {
+            throw FetchFailure(status: nil, description: "\(error)")
+        }
+        return response.disposition == .hit ? .present(bytes: bytes) : .fetched(bytes: bytes)
+    }
+
+    func close() async {
+        await origin.close()
+    }
+
+    /// The cache key the server uses for an object.
+    static func key(_ object: PrefetchObject) -> CacheKey {
+        CacheKey(
+            url: object.url,
+            range: object.range.flatMap { CacheByteRange(offset: Int64($0.offset ?? 0), length: Int64($0.length)) })
+    }
+}

@@ -1,0 +1,36 @@
+import HLSPlaylist
+import OriginClient
+
+/// GETs over the origin client, with the status checked and failures as ``FetchFailure``.
+struct HTTPFetcher: Sendable {
+    let client: OriginClient
+    /// The largest playlist read.
+    static let maxPlaylistBytes = 64 << 20
+
+    /// Starts a GET of `url` (of `range` of it) and returns once a 2xx head has arrived.
+    func get(_ url: String, range: HLSPlaylist.ByteRange?) async throws -> OriginResponse {
+        var request = OriginRequest(url: url, acceptEncoding: range == nil && url.contains(".m3u8"))
+        if let range {
+            let first = Int64(range.offset ?? 0)
+            request.byteRange = .closed(first...(first + Int64(range.length) - 1))
+        }
+        let response: OriginResponse
+        do {
+            response = try await client.fetch(request)
+        } catch let error as OriginError {
+            throw FetchFailure(status: error.status, description: error.description)
+        }
+        guard response.isSuccess else { throw FetchFailure.status(response.status, url: url) }
+        return response
+    }
+
+    /// A whole playlist.
+    func playlist(_ url: String) async throws -> [UInt8] {
+        let response = try await get(url, range: nil)
+        do {
+            return try await response.body.collect(upTo: Self.maxPlaylistBytes)
+        } catch let error as OriginError {
+            throw FetchFailure(status: nil, description: error.description)
+        }
+    }
+}

@@ -1,0 +1,192 @@
+import Foundation
+import Testing
+
+/// `hlscache prefetch` against the test origin: into a cache directory a server then plays from with the origin
+/// gone, into a self-contained folder ffmpeg plays offline, interrupted and resumed, and recording a live stream.
+@Suite("Prefetch")
+struct PrefetchTests {
+    @Test("a VOD stream prefetched into a cache dir plays through a server on that dir with the origin stopped")
+    func cacheDirectoryServesTheStreamWithoutTheOrigin() async throws {
+        let origin = StreamOrigin()
+        try await origin.start()
+        let streams = ["ts-multivariant/master.m3u8", "fmp4/index.m3u8", "aes128/index.m3u8"]
+        var direct: [String: String] = [:]
+        for stream in streams {
+            let played = try await FFmpeg.framemd5(origin.url("/" + stream))
+            #expect(played.status == 0, "\(played.errors)")
+            direct[stream] = played.output
+        }
+        let directory = ServerProcess.temporaryDirectory()
+        for stream in streams {
+            let result = try await PrefetchProcess.run([
+                origin.url("/" + stream), "--cache-dir", directory, "--allow-private-networks", "--json",
+            ])
+            #expect(result.status == 0, "prefetch \(stream): \(result.errors)")
+            let summary = try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any]
+            #expect(summary?["failed"] as? Int == 0)
+            #expect((summary?["fetched"] as? Int ?? 0) >= 3, "\(result.output)")
+        }
+        origin.stop()
+
+        let server = try await ServerProcess.start(cacheDirectory: directory, arguments: ["--allow-private-networks"])
+        for stream in streams {
+            let played = try await FFmpeg.framemd5(server.proxied(origin.url("/" + stream)))
+            #expect(played.status == 0, "\(stream) through the server, origin stopped: \(played.errors)")
+            #expect(played.output == direct[stream], "\(stream): packets differ from the origin's")
+        }
+        #expect(!server.log.contains("cache=MISS"), "the server missed:\n\(server.log)")
+        await server.stop()
+    }
+
+    @Test("--output writes a folder ffmpeg plays with the origin stopped, with only sanitised file names")
+    func outputFolderPlaysOffline() async throws {
+        let origin = StreamOrigin()
+        try await origin.start()
+        let streams = [
+            "ts-multivariant/master.m3u8", "fmp4/index.m3u8", "byterange/index.m3u8", "aes128/index.m3u8",
+            "alt-audio/master.m3u8",
+        ]
+        var folders: [String: String] = [:]
+        var direct: [String: String] = [:]
+        for stream in streams {
+            let played = try await FFmpeg.framemd5(
+                origin.url("/" + stream), extraArguments: ["-allowed_extensions", "ALL"])
+            direct[stream] = played.output
+            let folder = ServerProcess.temporaryDirectory() + "/copy"
+            let result = try await PrefetchProcess.run([
+                origin.url("/" + stream), "--output", folder, "--allow-private-networks", "--quiet",
+            ])
+            #expect(result.status == 0, "prefetch \(stream): \(result.errors)")
+            folders[stream] = folder
+        }
+        origin.stop()
+        for stream in streams {
+            let folder = try #require(folders[stream])
+            let played = try await FFmpeg.framemd5(
+                folder + "/index.m3u8",
+                extraArguments: ["-allowed_extensions", "ALL", "-protocol_whitelist", "file,crypto"])
+            #expect(played.status == 0, "\(stream) from \(folder): \(played.errors)")
+            #expect(played.output == direct[stream], "\(stream): packets differ from the origin's")
+            for path in try FileManager.default.subpathsOfDirectory(atPath: folder) {
+                for component in path.split(separator: "/") {
+                    #expect(
+                        component.wholeMatch(of: /[A-Za-z0-9_][A-Za-z0-9._-]*/) != nil,
+                        "unsanitised name \(path) in \(folder)")
+                }
+                let text = (try? String(contentsOfFile: folder + "/" + path, encoding: .utf8)) ?? ""
+                if path.hasSuffix(".m3u8") {
+                    #expect(!text.contains("http://") && !text.contains("127.0.0.1"), "\(path) points at the network")
+                }
+            }
+        }
+    }
+
+    @Test("hostile URIs become safe file names inside the folder")
+    func hostileURIsStayInsideTheFolder() async throws {
+        let origin = StreamOrigin()
+        try await origin.start()
+        defer { origin.stop() }
+        let playlist = """
+            #EXTM3U
+            #EXT-X-TARGETDURATION:2
+            #EXT-X-PLAYLIST-TYPE:VOD
+            #EXTINF:2,
+            ../ts-multivariant/hi/seg0.ts?name=../../../../etc/passwd
+            #EXTINF:2,
+            /ts-multivariant/hi/seg1.ts?x=%2F..%2F..%2Fevil&y=.hidden
+            #EXTINF:2,
+            //127.0.0.1:\(origin.port)/ts-multivariant/hi/seg2.ts#../../x
+            #EXT-X-ENDLIST
+
+            """
+        origin.set("/evil/index.m3u8", .body(playlist, contentType: "application/vnd.apple.mpegurl"))
+        let parent = ServerProcess.temporaryDirectory()
+        let folder = parent + "/copy"
+        let result = try await PrefetchProcess.run([
+            origin.url("/evil/index.m3u8"), "--output", folder, "--allow-private-networks", "--quiet",
+        ])
+        #expect(result.status == 0, "\(result.errors)")
+        let inParent = try FileManager.default.contentsOfDirectory(atPath: parent)
+        #expect(inParent == ["copy"], "files escaped the output folder: \(inParent)")
+        let files = try FileManager.default.subpathsOfDirectory(atPath: folder).sorted()
+        #expect(files.filter { $0.hasPrefix("media/") }.count == 3, "\(files)")
+        for path in files {
+            #expect(!path.contains(".."), "\(path)")
+            for component in path.split(separator: "/") {
+                #expect(component.wholeMatch(of: /[A-Za-z0-9_][A-Za-z0-9._-]*/) != nil, "unsanitised name \(path)")
+            }
+        }
+        let played = try await FFmpeg.framemd5(folder + "/index.m3u8")
+        #expect(played.status == 0, "\(played.errors)")
+    }
+
+    @Test("a prefetch killed halfway and rerun fetches only what is missing")
+    func interruptedPrefetchResumes() async throws {
+        let origin = StreamOrigin()
+        try await origin.start()
+        defer { origin.stop() }
+        let segments = (0..<20).map { "/live-source/seg\($0).ts" }
+        for path in segments { origin.set(path, .delay(.milliseconds(150))) }
+        for destination in ["--output", "--cache-dir"] {
+            let folder = ServerProcess.temporaryDirectory() + "/dest"
+            let before = segments.map { origin.count($0) }
+            let fetchedSoFar: @Sendable () -> Int = {
+                zip(segments, before).reduce(0) { $0 + (origin.count($1.0) - $1.1) }
+            }
+            let arguments = [
+                origin.url("/live-source/vod.m3u8"), destination, folder, "--allow-private-networks", "--quiet",
+                "--concurrency", "1",
+            ]
+            let killed = try await PrefetchProcess.run(arguments, killWhen: { fetchedSoFar() >= 10 })
+            #expect(killed.status != 0, "the first run was not interrupted")
+            let interruptedAt = fetchedSoFar()
+            #expect(interruptedAt >= 10 && interruptedAt < 20)
+
+            let rerun = try await PrefetchProcess.run(arguments + ["--json"])
+            #expect(rerun.status == 0, "\(rerun.errors)")
+            let perSegment = zip(segments, before).map { origin.count($0.0) - $0.1 }
+            // Every segment fetched; only the one in flight at the kill (if any) fetched twice.
+            #expect(perSegment.allSatisfy { $0 >= 1 }, "\(destination): \(perSegment)")
+            #expect(
+                perSegment.reduce(0, +) <= 21, "\(destination): refetched more than the one in flight: \(perSegment)")
+            let summary = try JSONSerialization.jsonObject(with: Data(rerun.output.utf8)) as? [String: Any]
+            #expect((summary?["alreadyPresent"] as? Int ?? 0) >= interruptedAt - 1, "\(rerun.output)")
+        }
+    }
+
+    @Test("a 10 s live recording has every segment of the window once, in order, and plays")
+    func liveRecording() async throws {
+        let origin = StreamOrigin()
+        try await origin.start()
+        defer { origin.stop() }
+        let folder = ServerProcess.temporaryDirectory() + "/live"
+        let firstEdge = origin.liveEdge
+        let result = try await PrefetchProcess.run([
+            origin.url("/live/index.m3u8"), "--output", folder, "--duration", "10s", "--allow-private-networks",
+            "--quiet",
+        ])
+        let lastEdge = origin.liveEdge
+        #expect(result.status == 0, "\(result.errors)")
+        let text = try String(contentsOfFile: folder + "/index.m3u8", encoding: .utf8)
+        #expect(text.contains("#EXT-X-PLAYLIST-TYPE:EVENT"))
+        #expect(text.hasSuffix("#EXT-X-ENDLIST\n"))
+        let numbers = text.split(separator: "\n").filter { $0.hasPrefix("media/") }.compactMap { line in
+            Int(line.dropFirst("media/seg".count).prefix { $0.isNumber })
+        }
+        #expect(
+            numbers.first.map { $0 <= firstEdge - 3 + 1 } == true, "recording starts at \(numbers) vs edge \(firstEdge)"
+        )
+        #expect(numbers == Array(numbers.first!...numbers.last!), "not every segment once, in order: \(numbers)")
+        #expect(numbers.count >= 8, "10 s of 2 s segments plus the first window: \(numbers)")
+        #expect(
+            numbers.last.map { $0 >= lastEdge - 2 } == true, "recording ends at \(numbers.last!) vs edge \(lastEdge)")
+        for number in numbers {
+            #expect(
+                origin.count("/live/seg\(number).ts") == 1,
+                "segment \(number) fetched \(origin.count("/live/seg\(number).ts")) times")
+        }
+        let played = try await FFmpeg.framemd5(folder + "/index.m3u8")
+        #expect(played.status == 0, "\(played.errors)")
+        #expect(played.output.split(separator: "\n").count > 50)
+    }
+}
