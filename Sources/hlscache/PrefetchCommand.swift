@@ -12,8 +12,8 @@ struct PrefetchCommand: AsyncParsableCommand {
         commandName: "prefetch",
         abstract: "Fetch a stream's segments, keys and init sections into a cache, a server, or a folder.",
         discussion: """
-            Destinations (one): --cache-dir DIR (the directory `hlscache serve` reads; the default is its default,
-            ./hlscache-cache), --server BASE_URL (pull through a running hlscache), --output DIR (a folder any
+            Destinations (one): --cache-dir DIR (the directory `hlscache serve` reads; default: $HLSCACHE_CACHE_DIR,
+            else ./hlscache-cache), --server BASE_URL (pull through a running hlscache), --output DIR (a folder any
             HLS player opens offline: DIR/index.m3u8). A rerun fetches only what is missing.
             Live streams are followed until --duration passes, the stream ends, or SIGINT; with --output the
             recording is an EVENT playlist finished with EXT-X-ENDLIST.
@@ -187,7 +187,9 @@ struct PrefetchCommand: AsyncParsableCommand {
             return .output(directory: output, client: try OriginClient(configuration: configuration))
         }
         var configuration = ServerConfiguration()
-        configuration.cacheDirectory = cacheDir ?? configuration.cacheDirectory
+        // The image sets HLSCACHE_CACHE_DIR for the server; a prefetch in the same container fills the same place.
+        configuration.cacheDirectory =
+            cacheDir ?? ProcessInfo.processInfo.environment["HLSCACHE_CACHE_DIR"] ?? configuration.cacheDirectory
         configuration.allowedHosts = hosts
         configuration.allowPrivateNetworks = allowPrivateNetworks
         configuration.originTimeout = timeout
