@@ -2,7 +2,7 @@
 # Builds hlscache in release mode and prints one figure per line, `name value`.
 # Usage: bench/run.sh [NAME]   (NAME: rewrite, origin, cache, serve, prefetch; all when omitted)
 set -euo pipefail
-trap 'for p in ${nginx_pid:-} ${serve_pid:-} ${slow_pid:-}; do kill "$p" 2>/dev/null; done; true' EXIT
+trap 'for p in ${nginx_pid:-} ${serve_pid:-} ${slow_pid:-} ${proxy_cache_pid:-} ${varnish_pid:-}; do kill "$p" 2>/dev/null; done; true' EXIT
 cd "$(dirname "$0")/.."
 corpus="${HLSCACHE_CORPUS:-$(cd .. && pwd)/shared/corpus}"
 swift build -c release --product hlscache-bench >&2
@@ -26,6 +26,43 @@ start_nginx() {
     nginx -c "$nginx_prefix/nginx.conf" -p "$nginx_prefix" &
     nginx_pid=$!
     for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$1/" 2>/dev/null && break; sleep 0.1; done
+}
+
+# nginx proxy_cache (bench/peers/nginx-proxy-cache.conf) on 127.0.0.1:$1 in front of host:port $2.
+start_proxy_cache() {
+    proxy_cache_prefix=$(mktemp -d)
+    mkdir -p "$proxy_cache_prefix/tmp" "$proxy_cache_prefix/cache"
+    chmod -R 777 "$proxy_cache_prefix"  # nginx workers run as nobody
+    sed -e "s|__ORIGIN__|$2|" -e "s|__PORT__|$1|" -e "s|__PREFIX__|$proxy_cache_prefix|" \
+        bench/peers/nginx-proxy-cache.conf > "$proxy_cache_prefix/nginx.conf"
+    nginx -c "$proxy_cache_prefix/nginx.conf" -p "$proxy_cache_prefix" &
+    proxy_cache_pid=$!
+    for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$1/" 2>/dev/null && break; sleep 0.1; done
+}
+
+stop_proxy_cache() {
+    [ -n "${proxy_cache_pid:-}" ] || return 0
+    kill "$proxy_cache_pid" 2>/dev/null || true; wait "$proxy_cache_pid" 2>/dev/null || true
+    rm -rf "$proxy_cache_prefix"
+}
+
+# Varnish (bench/peers/varnish.vcl) on 127.0.0.1:$1 in front of host $2, port $3; fails when not installed.
+start_varnish() {
+    command -v varnishd >/dev/null || return 1
+    varnish_dir=$(mktemp -d)
+    chmod 755 "$varnish_dir"
+    sed -e "s|__ORIGIN_HOST__|$2|" -e "s|__ORIGIN_PORT__|$3|" bench/peers/varnish.vcl > "$varnish_dir/default.vcl"
+    varnishd -F -a "127.0.0.1:$1" -f "$varnish_dir/default.vcl" -n "$varnish_dir/work" -s malloc,256m \
+        -p thread_pool_min=50 >"$varnish_dir/log" 2>&1 &
+    varnish_pid=$!
+    for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$1/" 2>/dev/null && return 0; sleep 0.1; done
+    return 1
+}
+
+stop_varnish() {
+    [ -n "${varnish_pid:-}" ] || return 0
+    kill "$varnish_pid" 2>/dev/null || true; wait "$varnish_pid" 2>/dev/null || true
+    rm -rf "$varnish_dir"
 }
 
 stop_nginx() { kill "$nginx_pid" 2>/dev/null || true; wait "$nginx_pid" 2>/dev/null || true; rm -rf "$nginx_prefix"; }
@@ -78,13 +115,27 @@ run_serve() {
         command -v "$tool" >/dev/null || { echo "serve: needs $tool" >&2; return 1; }
     done
     swift build -c release --product hlscache >&2
-    local hlscache root cache port=18441 origin_port=18442 slow_port=18443
+    local hlscache root cache port=18441 origin_port=18442 slow_port=18443 proxy_cache_port=18444 varnish_port=18445
     hlscache="$(swift build -c release --show-bin-path)/hlscache"
     root=$(mktemp -d)
     cache=$(mktemp -d)
     head -c $((2 << 20)) /dev/urandom > "$root/seg2m.ts"
     head -c $((20 << 20)) /dev/urandom > "$root/seg20m.ts"
-    chmod 755 "$root" && chmod 644 "$root"/*.ts
+    head -c $((100 << 10)) /dev/urandom > "$root/obj100k.ts"
+    python3 - "$root" <<'PY'
+import sys
+root = sys.argv[1]
+with open(root + "/vod10k.m3u8", "w") as f:
+    f.write("#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:6\n#EXT-X-PLAYLIST-TYPE:VOD\n")
+    for i in range(10000):
+        f.write(f"#EXTINF:6.000,\nsegments/media_{i:05d}.ts\n")
+    f.write("#EXT-X-ENDLIST\n")
+with open(root + "/live20.m3u8", "w") as f:
+    f.write("#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:2\n#EXT-X-MEDIA-SEQUENCE:1000\n")
+    for i in range(20):
+        f.write(f"#EXTINF:2.000,\nlive/seg{1000 + i}.ts\n")
+PY
+    chmod 755 "$root" && chmod 644 "$root"/*.ts "$root"/*.m3u8
     start_nginx "$origin_port" "$root"
     ulimit -n 8192 2>/dev/null || true
     "$hlscache" serve --port "$port" --cache-dir "$cache" --allow-host 127.0.0.1 --log-level warning >/dev/null &
@@ -101,6 +152,41 @@ run_serve() {
     echo "serve_hit_2mib_rps $ours"
     echo "nginx_static_2mib_rps $theirs"
     awk -v a="$ours" -v b="$theirs" 'BEGIN { printf "serve_vs_nginx_static %.2f\n", a / b }'
+    # The same 2 MiB segment as a hit of nginx proxy_cache and of Varnish in front of the same origin.
+    start_proxy_cache "$proxy_cache_port" "127.0.0.1:$origin_port"
+    curl -fs -o /dev/null "http://127.0.0.1:$proxy_cache_port/seg2m.ts"
+    curl -fs -o /dev/null "http://127.0.0.1:$proxy_cache_port/seg2m.ts"
+    local pc varnish=""
+    pc=$(wrk_rps "http://127.0.0.1:$proxy_cache_port/seg2m.ts" 64 10)
+    echo "nginx_proxy_cache_2mib_rps $pc"
+    awk -v a="$ours" -v b="$pc" 'BEGIN { printf "serve_vs_nginx_proxy_cache %.2f\n", a / b }'
+    if start_varnish "$varnish_port" 127.0.0.1 "$origin_port"; then
+        curl -fs -o /dev/null "http://127.0.0.1:$varnish_port/seg2m.ts"
+        varnish=$(wrk_rps "http://127.0.0.1:$varnish_port/seg2m.ts" 64 10)
+        echo "varnish_2mib_rps $varnish"
+        awk -v a="$ours" -v b="$varnish" 'BEGIN { printf "serve_vs_varnish %.2f\n", a / b }'
+    else
+        echo "serve: varnishd is not installed (apt-get install varnish); serve_vs_varnish not measured" >&2
+    fi
+    # A cached 100 KiB object against nginx static.
+    curl -fs -o /dev/null "$proxied/obj100k.ts"
+    curl -fs -o /dev/null "$proxied/obj100k.ts"
+    ours=$(wrk_rps "$proxied/obj100k.ts" 64 10)
+    theirs=$(wrk_rps "http://127.0.0.1:$origin_port/obj100k.ts" 64 10)
+    echo "serve_hit_100kib_rps $ours"
+    echo "nginx_static_100kib_rps $theirs"
+    awk -v a="$ours" -v b="$theirs" 'BEGIN { printf "serve_100kib_vs_nginx_static %.2f\n", a / b }'
+    # Cached rewritten playlists (10,000-segment VOD; 20-segment live) against nginx serving the same bytes.
+    local name
+    for name in vod10k live20; do
+        curl -fs "$proxied/$name.m3u8" > "$root/rewritten-$name.m3u8"
+        chmod 644 "$root/rewritten-$name.m3u8"
+        ours=$(wrk_rps "$proxied/$name.m3u8" 64 10)
+        theirs=$(wrk_rps "http://127.0.0.1:$origin_port/rewritten-$name.m3u8" 64 10)
+        echo "serve_playlist_${name}_rps $ours"
+        echo "nginx_static_playlist_${name}_rps $theirs"
+        awk -v a="$ours" -v b="$theirs" -v n="$name" 'BEGIN { printf "serve_playlist_%s_vs_nginx_static %.2f\n", n, a / b }'
+    done
     # Cold miss time to first byte, against an origin that waits 200 ms: hlscache's minus the origin's (medians of 15).
     python3 - "$slow_port" "$root" <<'PY' &
 import http.server, sys, time
@@ -131,6 +217,8 @@ PY
     awk '/VmHWM/ { printf "rss_mb_500_streams %.1f\n", $2 / 1024 }' "/proc/$serve_pid/status"
     kill "$serve_pid" 2>/dev/null || true
     wait "$serve_pid" 2>/dev/null || true
+    stop_proxy_cache
+    stop_varnish
     stop_nginx
     rm -rf "$root" "$cache"
 }
@@ -221,6 +309,19 @@ case "$want" in
     cache) run_cache ;;
     serve) run_serve ;;
     prefetch) run_prefetch ;;
-    all) run_rewrite; run_origin; run_cache; run_serve; run_prefetch ;;
+    all)
+        figures=$(mktemp)
+        { run_rewrite; run_origin; run_cache; run_serve; run_prefetch; } | tee "$figures"
+        # RESULTS.md and results.png (matplotlib from PyPI, in a venv under ~/.cache).
+        plot_venv="${HOME}/.cache/hlscache-bench/plot"
+        if [ ! -x "$plot_venv/bin/python" ]; then
+            python3 -m venv "$plot_venv" >&2 && "$plot_venv/bin/pip" install -q matplotlib >&2 || true
+        fi
+        python="$plot_venv/bin/python"
+        [ -x "$python" ] || python=python3
+        "$python" bench/report.py "$figures" bench
+        rm -f "$figures"
+        echo "bench: wrote bench/RESULTS.md and bench/results.png" >&2
+        ;;
     *) echo "unknown benchmark: $want (known: rewrite, origin, cache, serve, prefetch)" >&2; exit 64 ;;
 esac

@@ -41,6 +41,17 @@ extension SegmentCache {
         persistLastAccess()
     }
 
+    /// Waits until no fill is in flight, fills started meanwhile included, without cancelling any: a fill whose
+    /// body a reader has drained may still be syncing and renaming its entry into place. A writer that must
+    /// leave its objects published (the prefetch command) calls this before ``close()``.
+    public func finishFills() async {
+        while true {
+            let tasks = state.withLock { Array($0.fillTasks.values) }
+            if tasks.isEmpty { return }
+            for task in tasks { await task.value }
+        }
+    }
+
     /// Stops the cache: cancels the fills in flight (their readers' streams fail) and waits for them,
     /// writes last-access times to the entries and the index snapshot the next open reads, and releases
     /// the instance lock. Later fetches throw. Idempotent.

@@ -24,6 +24,22 @@ final class FileSlice: Sendable {
 
     deinit { close(descriptor) }
 
+    /// Reads the whole slice into one buffer (for the in-memory tier).
+    /// - Throws: when the file is shorter than it should be.
+    func readAll() throws -> ByteBuffer {
+        var buffer = ByteBufferAllocator().buffer(capacity: Int(length))
+        var position: Int64 = 0
+        while position < length {
+            let want = Int(length - position)
+            let read = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: want) { pointer in
+                max(0, pread(descriptor, pointer.baseAddress, want, off_t(offset + position)))
+            }
+            guard read > 0 else { throw CacheError.shortBodyKind }
+            position += Int64(read)
+        }
+        return buffer
+    }
+
     /// Writes the slice; throws (aborting the response) when the file is shorter than it should be.
     /// - Returns: the bytes written.
     func write(to writer: inout any ResponseBodyWriter) async throws -> Int64 {

@@ -58,10 +58,33 @@ struct ObjectResponder {
             result: result)
     }
 
+    /// The whole body of a hit from the in-memory tier, read into it first when it is small enough.
+    private func hotBuffer(_ response: CacheResponse) -> ByteBuffer? {
+        let hot = components.hotObjects
+        let metadata = response.metadata
+        if let buffer = hot.buffer(for: metadata) { return buffer }
+        guard let length = metadata.contentLength, hot.admits(length),
+            let slice = response.withFileRegion({ FileSlice(region: $0, window: nil) }) ?? nil,
+            let buffer = try? slice.readAll(), buffer.readableBytes == Int(length)
+        else { return nil }
+        hot.keep(buffer, for: metadata)
+        return buffer
+    }
+
     private func send(
         _ exchange: Exchange, _ status: HTTPResponse.Status, headers: HTTPFields, response: CacheResponse,
         window: CacheByteRange?, length: Int64?, result: CacheResult
     ) -> Response {
+        // A small hot object: one shared buffer, no read.
+        if response.disposition == .hit, let buffer = hotBuffer(response) {
+            let body = window.map { buffer.getSlice(at: buffer.readerIndex + Int($0.offset), length: Int($0.length)) }
+            if let body = body ?? buffer {
+                return exchange.stream(status, headers: headers, contentLength: length, result: result) { writer in
+                    try await writer.write(body)
+                    return Int64(body.readableBytes)
+                }
+            }
+        }
         // A hit: read the entry file directly into NIO buffers (no per-chunk array).
         if response.disposition == .hit,
             let file = response.withFileRegion({ region in FileSlice(region: region, window: window) }) ?? nil

@@ -20,6 +20,8 @@ final class ServerComponents: Sendable {
     let segmentIndex = SegmentIndex()
     let readAhead: ReadAhead?
     let playlists: RenderedPlaylists
+    /// The in-memory tier for small hot objects.
+    let hotObjects: HotObjects
     let logger: Logger
     let startedAt = Date()
     let draining = Atomic<Bool>(false)
@@ -40,7 +42,9 @@ final class ServerComponents: Sendable {
         readAhead =
             configuration.prefetchCount > 0
             ? ReadAhead(cache: cache, concurrency: configuration.prefetchConcurrency, logger: logger) : nil
-        playlists = RenderedPlaylists(maxBytes: configuration.memoryCacheBytes)
+        // The memory budget: a quarter for rewritten playlists, the rest for small hot objects.
+        playlists = RenderedPlaylists(maxBytes: configuration.memoryCacheBytes / 4)
+        hotObjects = HotObjects(maxBytes: configuration.memoryCacheBytes - configuration.memoryCacheBytes / 4)
     }
 
     /// A new request id: this process's random prefix and a counter.

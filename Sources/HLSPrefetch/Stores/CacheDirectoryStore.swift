@@ -48,6 +48,8 @@ struct CacheDirectoryStore: PrefetchStore {
     }
 
     func close() async {
+        // Fills whose bodies were drained may still be renaming their entries into place: let them finish.
+        await origin.cache.finishFills()
         await origin.close()
     }
 

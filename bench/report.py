@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Writes bench/RESULTS.md and bench/results.png from `name value` lines (bench/run.sh all).
+
+Usage: bench/report.py FIGURES_FILE [OUT_DIR]
+The chart needs matplotlib (bench/run.sh installs it from PyPI into a venv under ~/.cache); without it only
+RESULTS.md is written.
+"""
+import datetime
+import os
+import platform
+import sys
+
+# figure: (target text, test on the value, what the figure is)
+TARGETS = {
+    "rewrite_10k_ms": ("< 2", lambda v: v < 2, "parse + rewrite + serialize, 10k-segment playlist"),
+    "origin_vs_curl_cli": (">= 1.0", lambda v: v >= 1.0, "origin client throughput / curl --parallel"),
+    "cache_open_100k_ms": ("< 1000", lambda v: v < 1000, "open a cache of 100k entries (saved index)"),
+    "singleflight_origin_fetches": ("= 1", lambda v: v == 1, "origin fetches for 100 concurrent cold requests"),
+    "serve_vs_nginx_static": (">= 0.8", lambda v: v >= 0.8, "cached 2 MiB hit rps / nginx static"),
+    "serve_vs_nginx_proxy_cache": (">= 1.0", lambda v: v >= 1.0, "cached 2 MiB hit rps / nginx proxy_cache"),
+    "serve_vs_varnish": (">= 1.0", lambda v: v >= 1.0, "cached 2 MiB hit rps / Varnish"),
+    "serve_100kib_vs_nginx_static": (">= 0.6", lambda v: v >= 0.6, "cached 100 KiB hit rps / nginx static"),
+    "serve_playlist_vod10k_vs_nginx_static": (">= 0.5", lambda v: v >= 0.5, "rewritten 10k playlist / nginx"),
+    "serve_playlist_live20_vs_nginx_static": (">= 0.5", lambda v: v >= 0.5, "rewritten live playlist / nginx"),
+    "cold_ttfb_overhead_ms": ("<= 1", lambda v: v <= 1, "cold miss TTFB minus the origin's"),
+    "rss_mb_500_streams": ("< 104.9", lambda v: v < 104.9, "peak RSS MB, 500 clients on 20 MiB segments"),
+    "prefetch_vs_ytdlp": ("<= 1.0", lambda v: v <= 1.0, "prefetch seconds / yt-dlp seconds"),
+    "prefetch_vs_ffmpeg": ("<= 1.0", lambda v: v <= 1.0, "prefetch seconds / ffmpeg -c copy seconds"),
+}
+
+
+def read(path):
+    figures = {}
+    with open(path) as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) == 2:
+                try:
+                    figures[parts[0]] = float(parts[1])
+                except ValueError:
+                    pass
+    return figures
+
+
+def machine():
+    cpus = os.cpu_count()
+    model = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            model = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), "")
+    except OSError:
+        pass
+    return f"{platform.system()} {platform.release()}, {cpus} cores {model}".strip()
+
+
+def write_markdown(figures, out):
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [
+        "# hlscache benchmark results",
+        "",
+        f"Written by `bench/run.sh` on {now}; machine: {machine()}. Loopback only; peers started by the script",
+        "with the configurations in `bench/peers/`. Ratios compare figures measured in this same run.",
+        "",
+        "## Targets",
+        "",
+        "| Figure | Value | Target | Met | What |",
+        "|---|---|---|---|---|",
+    ]
+    for name, (target, ok, what) in TARGETS.items():
+        if name in figures:
+            value = figures[name]
+            lines.append(f"| `{name}` | {value:g} | {target} | {'yes' if ok(value) else '**no**'} | {what} |")
+        else:
+            lines.append(f"| `{name}` | not measured | {target} | - | {what} |")
+    lines += ["", "## Every figure", "", "| Figure | Value |", "|---|---|"]
+    for name, value in figures.items():
+        lines.append(f"| `{name}` | {value:g} |")
+    with open(os.path.join(out, "RESULTS.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def write_chart(figures, out):
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("report.py: matplotlib is not installed; no results.png", file=sys.stderr)
+        return
+    # Ratios against peers, as "times the peer's speed": higher is better for every bar.
+    bars = []
+    for name, (target, ok, what) in TARGETS.items():
+        if name not in figures or not ("_vs_" in name):
+            continue
+        value = figures[name]
+        goal = float(target.split()[-1])
+        if target.startswith("<="):  # seconds ratios: lower is better, show the inverse
+            value, goal = 1 / value if value else 0, 1 / goal
+        bars.append((name.replace("serve_", "").replace("_vs_", " vs "), value, goal, ok(figures[name])))
+    if not bars:
+        return
+    fig, ax = plt.subplots(figsize=(10, 0.55 * len(bars) + 1.5))
+    names = [b[0] for b in bars]
+    ax.barh(names, [b[1] for b in bars], color=["#2a9d8f" if b[3] else "#e76f51" for b in bars])
+    for i, b in enumerate(bars):
+        ax.plot([b[2], b[2]], [i - 0.4, i + 0.4], color="black", linewidth=2)
+        ax.text(b[1], i, f" {b[1]:.2f}", va="center")
+    ax.axvline(1.0, color="grey", linestyle=":", linewidth=1)
+    ax.invert_yaxis()
+    ax.set_xlabel("hlscache's speed relative to the peer (higher is better; black tick: target)")
+    ax.set_title("hlscache vs peers, one run on this machine (green: target met, red: missed)")
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "results.png"), dpi=100)
+
+
+def main():
+    figures = read(sys.argv[1])
+    out = sys.argv[2] if len(sys.argv) > 2 else os.path.dirname(os.path.abspath(__file__))
+    write_markdown(figures, out)
+    write_chart(figures, out)
+
+
+if __name__ == "__main__":
+    main()
