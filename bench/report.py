@@ -97,7 +97,8 @@ def write_chart(figures, out):
         goal = float(target.split()[-1])
         if target.startswith("<="):  # seconds ratios: lower is better, show the inverse
             value, goal = 1 / value if value else 0, 1 / goal
-        bars.append((name.replace("serve_", "").replace("_vs_", " vs "), value, goal, ok(figures[name])))
+        label = name.replace("serve_vs_", "2 MiB hit vs ").replace("serve_", "").replace("_vs_", " vs ")
+        bars.append((label.replace("_", " "), value, goal, ok(figures[name])))
     if not bars:
         return
     fig, ax = plt.subplots(figsize=(10, 0.55 * len(bars) + 1.5))

@@ -110,6 +110,32 @@ wrk_rps() { wrk -t2 -c"$2" -d"$3"s "$1" | awk '/Requests\/sec/ {print $2}'; }
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
+# An origin that waits $3 seconds before answering each request with the file under $2 (one thread per
+# connection), on 127.0.0.1:$1; sets slow_pid.
+start_slow_origin() {
+    python3 - "$1" "$2" "$3" <<'PY' &
+import http.server, os, sys, time
+root, delay = sys.argv[2], float(sys.argv[3])
+class Slow(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def do_GET(self):
+        time.sleep(delay)
+        path = os.path.join(root, self.path.split("?")[0].lstrip("/"))
+        if ".." in self.path or not os.path.isfile(path):
+            self.send_response(404); self.send_header("Content-Length", "0"); self.end_headers(); return
+        data = open(path, "rb").read()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/vnd.apple.mpegurl" if path.endswith(".m3u8") else "video/mp2t")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+    def log_message(self, *args):
+        pass
+http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Slow).serve_forever()
+PY
+    slow_pid=$!
+}
+
 run_serve() {
     for tool in nginx wrk python3 curl; do
         command -v "$tool" >/dev/null || { echo "serve: needs $tool" >&2; return 1; }
@@ -187,29 +213,12 @@ PY
         echo "nginx_static_playlist_${name}_rps $theirs"
         awk -v a="$ours" -v b="$theirs" -v n="$name" 'BEGIN { printf "serve_playlist_%s_vs_nginx_static %.2f\n", n, a / b }'
     done
-    # Cold miss time to first byte, against an origin that waits 200 ms: hlscache's minus the origin's (medians of 15).
-    python3 - "$slow_port" "$root" <<'PY' &
-import http.server, sys, time
-root = sys.argv[2]
-class Slow(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    def do_GET(self):
-        time.sleep(0.2)
-        data = open(root + "/seg2m.ts", "rb").read(65536)
-        self.send_response(200)
-        self.send_header("Content-Type", "video/mp2t")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-    def log_message(self, *args):
-        pass
-http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Slow).serve_forever()
-PY
-    slow_pid=$!
+    # Cold miss time to first byte (100 KiB object), against an origin that waits 200 ms: hlscache's minus the origin's (medians of 15).
+    start_slow_origin "$slow_port" "$root" 0.2
     sleep 0.5
     local direct cold
-    direct=$(for i in $(seq 15); do curl -s -o /dev/null -w '%{time_starttransfer}\n' "http://127.0.0.1:$slow_port/c.ts?n=$i"; done | median)
-    cold=$(for i in $(seq 15); do curl -s -o /dev/null -w '%{time_starttransfer}\n' "http://127.0.0.1:$port/o/http/127.0.0.1:$slow_port/c.ts?n=$i"; done | median)
+    direct=$(for i in $(seq 15); do curl -s -o /dev/null -w '%{time_starttransfer}\n' "http://127.0.0.1:$slow_port/obj100k.ts?n=$i"; done | median)
+    cold=$(for i in $(seq 15); do curl -s -o /dev/null -w '%{time_starttransfer}\n' "http://127.0.0.1:$port/o/http/127.0.0.1:$slow_port/obj100k.ts?n=$i"; done | median)
     kill "$slow_pid" 2>/dev/null || true
     awk -v a="$cold" -v b="$direct" 'BEGIN { printf "cold_ttfb_overhead_ms %.2f\n", (a - b) * 1000 }'
     # Peak RSS while 500 clients read a cached 20 MiB segment.
@@ -255,28 +264,7 @@ run_prefetch() {
     ffmpeg -nostdin -v error -f lavfi -i testsrc=size=320x180:rate=25 -f lavfi -i sine=frequency=440 -t 60 \
         -c:v libx264 -preset ultrafast -g 25 -keyint_min 25 -sc_threshold 0 -c:a aac -b:a 64k \
         -f hls -hls_time 1 -hls_playlist_type vod -hls_segment_filename "$root/v/seg%d.ts" "$root/v/index.m3u8"
-    # The origin: every request waits 50 ms, then the file (threads: one per connection).
-    python3 - "$port" "$root" <<'PY' &
-import http.server, os, sys, time
-root = sys.argv[2]
-class Slow(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    def do_GET(self):
-        time.sleep(0.05)
-        path = os.path.join(root, self.path.split("?")[0].lstrip("/"))
-        if ".." in self.path or not os.path.isfile(path):
-            self.send_response(404); self.send_header("Content-Length", "0"); self.end_headers(); return
-        data = open(path, "rb").read()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/vnd.apple.mpegurl" if path.endswith(".m3u8") else "video/mp2t")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-    def log_message(self, *args):
-        pass
-http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Slow).serve_forever()
-PY
-    slow_pid=$!
+    start_slow_origin "$port" "$root" 0.05
     for _ in $(seq 50); do curl -fs -o /dev/null "http://127.0.0.1:$port/v/index.m3u8" && break; sleep 0.1; done
     local url="http://127.0.0.1:$port/v/index.m3u8" ours ffmpeg_s ytdlp_s=""
     ours=$(for i in 1 2 3; do
