@@ -24,6 +24,8 @@ TARGETS = {
     "serve_playlist_live20_vs_nginx_static": (">= 0.5", lambda v: v >= 0.5, "rewritten live playlist / nginx"),
     "cold_ttfb_overhead_ms": ("<= 1", lambda v: v <= 1, "cold miss TTFB minus the origin's"),
     "rss_mb_500_streams": ("< 104.9", lambda v: v < 104.9, "peak RSS MB, 500 clients on 20 MiB segments"),
+    "live100_origin_fetches_per_segment": ("= 1.00", lambda v: v <= 1.0, "100 live players: origin fetches per segment"),
+    "live100_playlist_fetches_per_half_td": ("<= 1", lambda v: v <= 1.0, "100 live players: playlist fetches per TD/2"),
     "prefetch_vs_ytdlp": ("<= 1.0", lambda v: v <= 1.0, "prefetch seconds / yt-dlp seconds"),
     "prefetch_vs_ffmpeg": ("<= 1.0", lambda v: v <= 1.0, "prefetch seconds / ffmpeg -c copy seconds"),
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds hlscache in release mode and prints one figure per line, `name value`.
-# Usage: bench/run.sh [NAME]   (NAME: rewrite, origin, cache, serve, prefetch; all when omitted)
+# Usage: bench/run.sh [NAME]   (NAME: rewrite, origin, cache, serve, live, prefetch; all when omitted)
 set -euo pipefail
 trap 'for p in ${nginx_pid:-} ${serve_pid:-} ${slow_pid:-} ${proxy_cache_pid:-} ${varnish_pid:-}; do kill "$p" 2>/dev/null; done; true' EXIT
 cd "$(dirname "$0")/.."
@@ -291,15 +291,33 @@ run_prefetch() {
     rm -rf "$root" "$work"
 }
 
+# 100 players of one live stream (bench/tools/live_players.py): origin fetches per segment and playlist
+# fetches per half target duration.
+run_live() {
+    command -v python3 >/dev/null || { echo "live: needs python3" >&2; return 1; }
+    swift build -c release --product hlscache >&2
+    local hlscache cache port=18461
+    hlscache="$(swift build -c release --show-bin-path)/hlscache"
+    cache=$(mktemp -d)
+    "$hlscache" serve --port "$port" --cache-dir "$cache" --allow-host 127.0.0.1 --log-level warning >/dev/null &
+    serve_pid=$!
+    for _ in $(seq 100); do curl -fs -o /dev/null "http://127.0.0.1:$port/healthz" && break; sleep 0.1; done
+    python3 bench/tools/live_players.py "$port" 100 30
+    kill "$serve_pid" 2>/dev/null || true
+    wait "$serve_pid" 2>/dev/null || true
+    rm -rf "$cache"
+}
+
 case "$want" in
     rewrite) run_rewrite ;;
     origin) run_origin ;;
     cache) run_cache ;;
     serve) run_serve ;;
     prefetch) run_prefetch ;;
+    live) run_live ;;
     all)
         figures=$(mktemp)
-        { run_rewrite; run_origin; run_cache; run_serve; run_prefetch; } | tee "$figures"
+        { run_rewrite; run_origin; run_cache; run_serve; run_live; run_prefetch; } | tee "$figures"
         # RESULTS.md and results.png (matplotlib from PyPI, in a venv under ~/.cache).
         plot_venv="${HOME}/.cache/hlscache-bench/plot"
         if [ ! -x "$plot_venv/bin/python" ]; then
@@ -311,5 +329,5 @@ case "$want" in
         rm -f "$figures"
         echo "bench: wrote bench/RESULTS.md and bench/results.png" >&2
         ;;
-    *) echo "unknown benchmark: $want (known: rewrite, origin, cache, serve, prefetch)" >&2; exit 64 ;;
+    *) echo "unknown benchmark: $want (known: rewrite, origin, cache, serve, live, prefetch)" >&2; exit 64 ;;
 esac

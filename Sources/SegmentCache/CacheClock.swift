@@ -32,8 +32,9 @@ public struct SystemCacheClock: CacheClock {
 }
 
 extension Date {
-    /// Milliseconds since 1970, the unit of the entry header's times.
-    var millisecondsSince1970: Int64 { Int64((timeIntervalSince1970 * 1000).rounded(.down)) }
+    /// Milliseconds since 1970, the unit of the entry header's times (to the nearest, so that a date made by
+    /// ``init(millisecondsSince1970:)`` gives back its own count).
+    var millisecondsSince1970: Int64 { Int64((timeIntervalSince1970 * 1000).rounded()) }
 
     /// The date `milliseconds` after 1970.
     init(millisecondsSince1970 milliseconds: Int64) {

@@ -33,7 +33,8 @@ extension SegmentCache {
             contentLength: response.contentLength,
             etag: response.etag,
             lastModified: response.lastModified,
-            fetchedAt: clock.now(),
+            // At the header's precision: the fill's readers and later hits see the same version.
+            fetchedAt: Date(millisecondsSince1970: clock.now().millisecondsSince1970),
             expiry: response.expiry,
             completeLength: response.completeLength
         )

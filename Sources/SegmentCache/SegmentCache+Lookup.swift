@@ -3,6 +3,23 @@ import Glibc
 import Synchronization
 
 extension SegmentCache {
+    /// A fresh published entry serving `key`, found without waiting: no fill is started or joined.
+    ///
+    /// This is the hit path for a server that answers on its event loop: it opens and validates the entry file
+    /// (an `open` and a `pread` of the header, served from the page cache for hot entries). A hit is counted only
+    /// when `accept` takes it; on `nil` the caller goes through ``fetch(_:freshness:)``, which counts what it finds.
+    /// - Parameters:
+    ///   - key: the object wanted.
+    ///   - accept: whether the caller can answer from this entry.
+    /// - Returns: the hit, whose body can be sent with ``CacheResponse/withFileRegion(_:)``, or `nil`.
+    public func publishedResponse(
+        for key: CacheKey, accepting accept: (EntryMetadata) -> Bool = { _ in true }
+    ) -> CacheResponse? {
+        guard let hit = lookup(key, freshness: .fresh), accept(hit.metadata) else { return nil }
+        counters.hits.increment()
+        return hit
+    }
+
     /// A published entry serving `key`: its own, or one of its URL whose bytes contain its range.
     func lookup(_ key: CacheKey, freshness: Freshness) -> CacheResponse? {
         let now = clock.now()

@@ -22,7 +22,7 @@ struct ServeCommand: AsyncParsableCommand {
         .repeated("allow-host"), .flag("allow-private-networks"), .value("public-base-url"), .value("prefetch"),
         .value("prefetch-concurrency"), .value("max-object-size"), .value("origin-timeout"),
         .value("vod-playlist-ttl"), .value("multivariant-playlist-ttl"), .value("shutdown-grace"),
-        .value("log-format"), .value("log-level"), .value("memory-cache-size"),
+        .value("log-format"), .value("log-level"), .value("memory-cache-size"), .flag("no-event-loop-hits"),
     ]
 
     @Option(help: "Address to listen on.")
@@ -76,8 +76,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Lowest log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel = "info"
 
-    @Option(help: "In-memory tier for rewritten playlists, with a unit.")
+    @Option(help: "In-memory tier for rewritten playlists and small hot objects, with a unit.")
     var memoryCacheSize = "64MB"
+
+    @Flag(help: "Answer every request through the async responder, hits too (no sendfile): for comparison.")
+    var noEventLoopHits = false
 
     func validate() throws {
         _ = try makeConfiguration()
@@ -106,6 +109,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.prefetchConcurrency = prefetchConcurrency
         configuration.maxObjectBytes = try size(maxObjectSize, "--max-object-size")
         configuration.memoryCacheBytes = Int(try size(memoryCacheSize, "--memory-cache-size"))
+        configuration.eventLoopHits = !noEventLoopHits
         configuration.originTimeout = try seconds(originTimeout, "--origin-timeout")
         configuration.vodPlaylistTTL = try seconds(vodPlaylistTTL, "--vod-playlist-ttl")
         configuration.multivariantPlaylistTTL = try seconds(multivariantPlaylistTTL, "--multivariant-playlist-ttl")

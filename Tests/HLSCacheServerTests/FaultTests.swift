@@ -35,7 +35,9 @@ struct FaultTests {
         let answer = try await TestHTTP.get(server.proxied(origin.url("/fmp4/seg0.m4s")))
         #expect(answer.status == 504)
         #expect(answer.text.contains("timed out"))
-        #expect(Date().timeIntervalSince(start) < 6)
+        // The origin stalls for 60 s: well under that shows the 1 s timeout fired (the text says which). The bound
+        // is loose because the whole suite shares two cores and this task waits for a pool thread.
+        #expect(Date().timeIntervalSince(start) < 20)
         await server.stop()
     }
 

@@ -38,8 +38,11 @@ public struct ServerConfiguration: Sendable {
     public var shutdownGrace: Duration = .seconds(10)
     /// Access and event log format.
     public var logFormat: LogFormat = .text
-    /// Bound of the in-memory tier for rewritten playlists, in bytes.
+    /// Bound of the in-memory tier (rewritten playlists and small hot objects), in bytes.
     public var memoryCacheBytes: Int = 64 << 20
+    /// Whether fresh hits are answered on the connection's event loop (`sendfile` for entry files, shared buffers
+    /// for the memory tier) rather than through the async responder.
+    public var eventLoopHits: Bool = true
 
     /// Log line formats.
     public enum LogFormat: String, Sendable, CaseIterable {

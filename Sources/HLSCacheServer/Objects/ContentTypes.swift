@@ -12,9 +12,14 @@ enum ContentTypes {
 
     /// The extension of a URL's path, lower-cased, without query or fragment.
     static func pathExtension(of url: String) -> String {
-        let path = url.prefix { $0 != "?" && $0 != "#" }
-        guard let dot = path.lastIndex(of: "."), !path[dot...].contains("/") else { return "" }
-        return path[path.index(after: dot)...].lowercased()
+        // Byte by byte: this runs for every request, hits included.
+        let bytes = url.utf8
+        let end = bytes.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? bytes.endIndex
+        let path = bytes[..<end]
+        guard let dot = path.lastIndex(of: UInt8(ascii: ".")) else { return "" }
+        let suffix = path[path.index(after: dot)...]
+        guard !suffix.contains(UInt8(ascii: "/")) else { return "" }
+        return String(decoding: suffix.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
     }
 
     /// The content type a URL's extension implies, or `nil`.
@@ -25,7 +30,7 @@ enum ContentTypes {
     /// The kind of request, for metrics: `playlist`, `segment`, `key` or `other`.
     static func requestKind(url: String, contentType: String?) -> RequestKind {
         if let contentType = contentType?.lowercased() {
-            if contentType.contains("mpegurl") { return .playlist }
+            if ByteSearch.offset(of: "mpegurl", in: contentType) != nil { return .playlist }
             if contentType.hasPrefix("video/") || contentType.hasPrefix("audio/") || contentType.hasPrefix("text/vtt") {
                 return .segment
             }

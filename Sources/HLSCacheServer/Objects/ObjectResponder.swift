@@ -8,8 +8,6 @@ import SegmentCache
 /// one byte range, HEAD, validators, `X-Cache`.
 struct ObjectResponder {
     let components: ServerComponents
-    /// What players may cache objects for: segments do not change once published.
-    static let cacheControl = "public, max-age=86400"
 
     func respond(
         _ original: Exchange, response: CacheResponse, requested: RequestedRange?, result: CacheResult
@@ -17,49 +15,29 @@ struct ObjectResponder {
         var exchange = original
         let metadata = response.metadata
         exchange.kind = ContentTypes.requestKind(url: metadata.key.url, contentType: metadata.contentType)
-        if let position = components.segmentIndex.lookup(
-            metadata.key, following: components.configuration.prefetchCount)
-        {
-            exchange.stream = position.playlist
-            components.readAhead?.enqueue(position.next)
+        exchange.stream = Self.startReadAhead(after: metadata.key, components: components)
+        switch ObjectHead.make(metadata: response.metadata, requested: requested, result: result) {
+        case .unsatisfiable(let headers):
+            return exchange.finish(
+                .rangeNotSatisfiable, body: [], contentType: "text/plain", result: result, headers: headers)
+        case .send(let head):
+            return send(
+                exchange, head.status, headers: head.headers, response: response, window: head.window,
+                length: head.length, result: result)
         }
-        var headers = HTTPFields()
-        headers[.contentType] =
-            metadata.contentType ?? ContentTypes.byExtension(of: metadata.key.url) ?? "application/octet-stream"
-        headers[.cacheControl] = result == .bypass ? "no-store" : Self.cacheControl
-        headers[.acceptRanges] = "bytes"
-        if let etag = metadata.etag { headers[.eTag] = etag }
-        if let lastModified = metadata.lastModified { headers[.lastModified] = lastModified }
+    }
 
-        // A request whose key carried the range: the cache answered exactly those bytes.
-        if let range = metadata.key.range {
-            let total = metadata.completeLength.map(String.init) ?? "*"
-            let length = metadata.contentLength ?? range.length
-            headers[.contentRange] = "bytes \(range.offset)-\(range.offset + length - 1)/\(total)"
-            return send(
-                exchange, .partialContent, headers: headers, response: response, window: nil, length: length,
-                result: result)
-        }
-        // An open or suffix range: cut it from the whole object, whose length must be known.
-        if let requested, let length = metadata.contentLength {
-            guard let (offset, count) = requested.resolved(length: length) else {
-                headers[.contentRange] = "bytes */\(length)"
-                return exchange.finish(
-                    .rangeNotSatisfiable, body: [], contentType: "text/plain", result: result, headers: headers)
-            }
-            headers[.contentRange] = "bytes \(offset)-\(offset + count - 1)/\(length)"
-            let window = CacheByteRange(offset: offset, length: count)
-            return send(
-                exchange, .partialContent, headers: headers, response: response, window: window, length: count,
-                result: result)
-        }
-        return send(
-            exchange, .ok, headers: headers, response: response, window: nil, length: metadata.contentLength,
-            result: result)
+    /// Reads ahead the segments that follow `key` in its VOD playlist.
+    /// - Returns: the playlist `key` belongs to, for the status page.
+    static func startReadAhead(after key: CacheKey, components: ServerComponents) -> String? {
+        guard let position = components.segmentIndex.lookup(key, following: components.configuration.prefetchCount)
+        else { return nil }
+        components.readAhead?.enqueue(position.next)
+        return position.playlist
     }
 
     /// The whole body of a hit from the in-memory tier, read into it first when it is small enough.
-    private func hotBuffer(_ response: CacheResponse) -> ByteBuffer? {
+    static func hotBuffer(_ response: CacheResponse, components: ServerComponents) -> ByteBuffer? {
         let hot = components.hotObjects
         let metadata = response.metadata
         if let buffer = hot.buffer(for: metadata) { return buffer }
@@ -76,7 +54,7 @@ struct ObjectResponder {
         window: CacheByteRange?, length: Int64?, result: CacheResult
     ) -> Response {
         // A small hot object: one shared buffer, no read.
-        if response.disposition == .hit, let buffer = hotBuffer(response) {
+        if response.disposition == .hit, let buffer = Self.hotBuffer(response, components: components) {
             let body = window.map { buffer.getSlice(at: buffer.readerIndex + Int($0.offset), length: Int($0.length)) }
             if let body = body ?? buffer {
                 return exchange.stream(status, headers: headers, contentLength: length, result: result) { writer in

@@ -20,6 +20,7 @@ final class ServerMetrics: Sendable {
     private let fillsDeduplicated: CoreMetrics.Counter
     private let diskErrors: CoreMetrics.Counter
     private let requestDuration: CoreMetrics.Timer
+    private let eventLoopHits: [HitBodyKind: CoreMetrics.Counter]
     private let servedTotal = Atomic<Int64>(0)
     private let lastSeen = Mutex<(deduplicated: Int, diskErrors: Int)>((0, 0))
 
@@ -41,6 +42,12 @@ final class ServerMetrics: Sendable {
         cacheEntries = CoreMetrics.Gauge(label: "hlscache_cache_entries", factory: factory)
         fillsDeduplicated = CoreMetrics.Counter(label: "hlscache_fills_deduplicated_total", factory: factory)
         diskErrors = CoreMetrics.Counter(label: "hlscache_cache_disk_errors_total", factory: factory)
+        var eventLoopHits: [HitBodyKind: CoreMetrics.Counter] = [:]
+        for body in HitBodyKind.allCases {
+            eventLoopHits[body] = CoreMetrics.Counter(
+                label: "hlscache_event_loop_hits_total", dimensions: [("body", body.rawValue)], factory: factory)
+        }
+        self.eventLoopHits = eventLoopHits
         requestDuration = CoreMetrics.Timer(
             label: "hlscache_request_duration_seconds", preferredDisplayUnit: .seconds, factory: factory)
     }
@@ -58,6 +65,11 @@ final class ServerMetrics: Sendable {
     func request(kind: RequestKind, result: CacheResult, duration: Duration) {
         requests["\(kind.rawValue)|\(result.rawValue)"]?.increment()
         requestDuration.recordNanoseconds(Int64(duration.seconds * 1e9))
+    }
+
+    /// Counts a hit answered on the event loop (`hlscache_event_loop_hits_total`), by how its body was sent.
+    func eventLoopHit(body: HitBodyKind) {
+        eventLoopHits[body]?.increment()
     }
 
     /// Counts a request sent to an origin, by HTTP status or, when none came, the error's label.
@@ -87,4 +99,10 @@ final class ServerMetrics: Sendable {
         registry.emit(into: &output)
         return output
     }
+}
+
+/// How the event-loop hit path sent a body: with `sendfile` from the entry file, from the memory tier, or none
+/// (HEAD).
+enum HitBodyKind: String, Sendable, CaseIterable {
+    case sendfile, memory, none
 }

@@ -3,6 +3,7 @@ import HLSPlaylist
 import HTTPTypes
 import Hummingbird
 import Logging
+import NIOCore
 import SegmentCache
 import Synchronization
 
@@ -48,19 +49,30 @@ struct PlaylistResponder {
         var exchange = original
         exchange.kind = .playlist
         exchange.stream = key.url
+        Self.startReadAhead(after: rendered, components: components)
+        return exchange.finish(
+            .ok, body: rendered.body, contentType: Self.contentType, result: result,
+            headers: Self.headers(rendered, metadata: metadata))
+    }
+
+    /// Reads ahead the newest segments of a live playlist as it is served.
+    static func startReadAhead(after rendered: RenderedPlaylist, components: ServerComponents) {
         if let readAhead = components.readAhead, rendered.isLive {
             readAhead.enqueue(Array(rendered.segments.suffix(components.configuration.prefetchCount)))
         }
+    }
+
+    /// `Cache-Control` and `Last-Modified` of a served playlist.
+    static func headers(_ rendered: RenderedPlaylist, metadata: EntryMetadata) -> HTTPFields {
         var headers = HTTPFields()
         headers[.cacheControl] = cacheControl(rendered, metadata: metadata)
         if let lastModified = metadata.lastModified { headers[.lastModified] = lastModified }
-        return exchange.finish(
-            .ok, body: rendered.bytes, contentType: Self.contentType, result: result, headers: headers)
+        return headers
     }
 
     /// What players may cache the playlist for: live, half a target duration (at least 1 s); others, what
     /// remains of their freshness, at most a minute for multivariant playlists.
-    private func cacheControl(_ rendered: RenderedPlaylist, metadata: EntryMetadata) -> String {
+    private static func cacheControl(_ rendered: RenderedPlaylist, metadata: EntryMetadata) -> String {
         if rendered.isLive {
             return
                 "public, max-age=\(max(1, Int(PlaylistFreshness.liveFreshSeconds(targetDuration: rendered.targetDuration))))"
@@ -102,7 +114,7 @@ struct PlaylistResponder {
             components.segmentIndex.record(playlist: key.url, segments: segments, isVOD: !playlist.isLive)
         }
         return RenderedPlaylist(
-            bytes: rewritten, isLive: playlist.isLive, isMultivariant: playlist.kind == .multivariant,
+            body: ByteBuffer(bytes: rewritten), isLive: playlist.isLive, isMultivariant: playlist.kind == .multivariant,
             targetDuration: playlist.targetDuration, segments: segments)
     }
 

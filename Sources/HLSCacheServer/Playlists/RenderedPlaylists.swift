@@ -1,12 +1,13 @@
 import Foundation
+import NIOCore
 import SegmentCache
 import Synchronization
 
 /// A playlist as served: rewritten bytes and what the server needs to know about it, computed once per
 /// origin version.
 struct RenderedPlaylist: Sendable {
-    /// The rewritten playlist.
-    var bytes: [UInt8]
+    /// The rewritten playlist, shared by every response that sends it.
+    var body: ByteBuffer
     /// Whether it is a live media playlist.
     var isLive: Bool
     /// Whether it is a multivariant playlist.
@@ -49,11 +50,11 @@ final class RenderedPlaylists: Sendable {
 
     /// Keeps a rendering, replacing older ones of the same key.
     func keep(_ playlist: RenderedPlaylist, of key: CacheKey, fetchedAt: Date) {
-        let size = playlist.bytes.count + playlist.segments.count * 64
+        let size = playlist.body.readableBytes + playlist.segments.count * 64
         guard size <= maxBytes / 4 else { return }
         state.withLock { state in
             if let old = state.entries[key] {
-                state.bytes -= old.playlist.bytes.count + old.playlist.segments.count * 64
+                state.bytes -= old.playlist.body.readableBytes + old.playlist.segments.count * 64
                 state.order.removeAll { $0 == key }
             }
             state.entries[key] = Entry(fetchedAt: fetchedAt, playlist: playlist)
@@ -62,7 +63,7 @@ final class RenderedPlaylists: Sendable {
             while state.bytes > maxBytes, !state.order.isEmpty {
                 let oldest = state.order.removeFirst()
                 if let entry = state.entries.removeValue(forKey: oldest) {
-                    state.bytes -= entry.playlist.bytes.count + entry.playlist.segments.count * 64
+                    state.bytes -= entry.playlist.body.readableBytes + entry.playlist.segments.count * 64
                 }
             }
         }

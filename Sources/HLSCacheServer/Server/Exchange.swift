@@ -1,7 +1,6 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
-import Logging
 import NIOCore
 
 /// One request and its answer: builds the response, and when the answer is complete (or aborted), writes the
@@ -39,17 +38,24 @@ struct Exchange: Sendable {
         _ status: HTTPResponse.Status, body: [UInt8], contentType: String, result: CacheResult,
         headers extra: HTTPFields = [:]
     ) -> Response {
+        finish(status, body: ByteBuffer(bytes: body), contentType: contentType, result: result, headers: extra)
+    }
+
+    /// A complete answer with a body in a (possibly shared) buffer.
+    func finish(
+        _ status: HTTPResponse.Status, body: ByteBuffer, contentType: String, result: CacheResult,
+        headers extra: HTTPFields = [:]
+    ) -> Response {
         var headers = extra
         headers[.contentType] = contentType
         if headers[.cacheControl] == nil { headers[.cacheControl] = "no-store" }
         headers[.xRequestID] = id
         if result != .error { headers[.xCache] = result.header }
         let isHead = request.method == .head
-        headers[.contentLength] = String(body.count)
+        headers[.contentLength] = String(body.readableBytes)
         let response = Response(
-            status: status, headers: headers,
-            body: isHead ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
-        log(status: status, bytes: isHead ? 0 : Int64(body.count), result: result, aborted: nil)
+            status: status, headers: headers, body: isHead ? ResponseBody() : ResponseBody(byteBuffer: body))
+        log(status: status, bytes: isHead ? 0 : Int64(body.readableBytes), result: result, aborted: nil)
         return response
     }
 
@@ -82,29 +88,10 @@ struct Exchange: Sendable {
 
     /// Writes the access-log line and counts the request.
     func log(status: HTTPResponse.Status, bytes: Int64, result: CacheResult, aborted: (any Error)?) {
-        let elapsed = ContinuousClock.now - start
-        components.metrics.request(kind: kind, result: aborted == nil ? result : .error, duration: elapsed)
-        if bytes > 0 {
-            components.metrics.served(bytes: bytes)
-            if let stream { components.activity.record(stream: stream, bytes: bytes) }
-        }
-        var metadata: Logger.Metadata = [
-            "method": "\(request.method)",
-            "path": "\(request.head.path ?? "")",
-            "status": "\(status.code)",
-            "bytes": "\(max(0, bytes))",
-            "cache": "\(result.header)",
-            "ms":
-                "\(String(format: "%.1f", Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000))",
-            "id": "\(id)",
-        ]
-        if let aborted {
-            metadata["error"] = "response aborted: \(aborted)"
-            if let originURL { metadata["url"] = "\(originURL)" }
-            components.logger.warning("request", metadata: metadata)
-        } else {
-            components.logger.info("request", metadata: metadata)
-        }
+        let record = AccessRecord(
+            method: "\(request.method)", path: request.head.path ?? "", id: id, start: start, kind: kind,
+            stream: stream, originURL: originURL)
+        record.finish(status: status.code, bytes: bytes, result: result, aborted: aborted, components: components)
     }
 }
 

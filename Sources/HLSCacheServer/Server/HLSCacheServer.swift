@@ -37,8 +37,13 @@ public struct HLSCacheServer: Sendable {
     public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         let configuration = components.configuration
         let logger = components.logger
+        let components = components
+        let hitPath = configuration.eventLoopHits
         let application = Application(
             responder: ProxyResponder(components: components),
+            server: .http1(
+                configuration: .init(
+                    additionalChannelHandlers: hitPath ? [HitPathHandler(components: components)] : [])),
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "hlscache"),
             onServerRunning: { channel in

@@ -30,16 +30,32 @@ public enum ProxyURL {
     /// - Returns: `https://cdn.example.com/live/a.m3u8?t=1`, or `nil` when the target is not of that form
     ///   (unknown scheme, empty host).
     public static func origin(fromPath target: some StringProtocol) -> String? {
-        guard target.hasPrefix(pathPrefix) else { return nil }
-        let remainder = target.dropFirst(pathPrefix.count)
-        guard let slash = remainder.firstIndex(of: "/") else { return nil }
-        let scheme = remainder[..<slash]
-        guard scheme.lowercased() == "http" || scheme.lowercased() == "https" else { return nil }
-        let afterScheme = remainder[remainder.index(after: slash)...]
-        let authorityEnd =
-            afterScheme.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? afterScheme.endIndex
-        guard authorityEnd > afterScheme.startIndex else { return nil }
-        return String(scheme) + "://" + String(afterScheme)
+        // Over contiguous bytes: this runs for every request, hits included.
+        var text = String(target)
+        return text.withUTF8 { origin(fromPathBytes: $0) }
+    }
+
+    private static func origin(fromPathBytes bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        let slashByte = UInt8(ascii: "/")
+        guard bytes.count > 3, bytes[0] == slashByte, bytes[1] == UInt8(ascii: "o"), bytes[2] == slashByte,
+            let slash = bytes[3...].firstIndex(of: slashByte)
+        else { return nil }
+        let scheme = UnsafeBufferPointer(rebasing: bytes[3..<slash])
+        guard isHTTPScheme(scheme), slash + 1 < bytes.count else { return nil }
+        let first = bytes[slash + 1]
+        guard first != slashByte, first != UInt8(ascii: "?"), first != UInt8(ascii: "#") else { return nil }
+        return String(decoding: scheme, as: UTF8.self) + "://"
+            + String(decoding: UnsafeBufferPointer(rebasing: bytes[(slash + 1)...]), as: UTF8.self)
+    }
+
+    /// `http` or `https`, in any case.
+    private static func isHTTPScheme(_ scheme: UnsafeBufferPointer<UInt8>) -> Bool {
+        let https: StaticString = "https"
+        guard scheme.count == 4 || scheme.count == 5 else { return false }
+        for index in 0..<scheme.count where scheme[index] | 0x20 != https.utf8Start[index] {
+            return false
+        }
+        return true
     }
 
     /// The origin URL of a full proxied URL made with `base`.

@@ -66,17 +66,36 @@ struct EntryDigest: Hashable, Sendable, CustomStringConvertible {
 
     /// The 64 hexadecimal digits of the file name.
     var description: String {
-        [url.high, url.low, rangeHigh, rangeLow].map(\.paddedHex).joined()
+        String(unsafeUninitializedCapacity: 64) { buffer in
+            writeHex(into: buffer)
+            return 64
+        }
     }
 
     /// `ab/c/abc…`: two levels of fan-out (256, then 16: 4,096 leaf directories), then the file,
     /// relative to the cache directory. 256 × 256 would mean 65,536 directories to list at open,
     /// which alone took 1.5 s for 100,000 entries on the development machine; 4,096 took 0.5 s.
     var relativePath: String {
-        let name = description
-        let first = name.prefix(2)
-        let second = name.dropFirst(2).prefix(1)
-        return "\(first)/\(second)/\(name)"
+        String(unsafeUninitializedCapacity: 69) { buffer in
+            writeHex(into: UnsafeMutableBufferPointer(rebasing: buffer[5...]))
+            buffer[0] = buffer[5]
+            buffer[1] = buffer[6]
+            buffer[2] = UInt8(ascii: "/")
+            buffer[3] = buffer[7]
+            buffer[4] = UInt8(ascii: "/")
+            return 69
+        }
+    }
+
+    /// Writes the 64 lowercase hexadecimal digits into the first 64 bytes of `buffer`.
+    private func writeHex(into buffer: UnsafeMutableBufferPointer<UInt8>) {
+        let digits: StaticString = "0123456789abcdef"
+        let table = digits.utf8Start
+        for (index, word) in [url.high, url.low, rangeHigh, rangeLow].enumerated() {
+            for nibble in 0..<16 {
+                buffer[index * 16 + nibble] = table[Int((word >> (60 - 4 * UInt64(nibble))) & 0xF)]
+            }
+        }
     }
 }
 
@@ -101,11 +120,5 @@ extension UInt64 {
     /// Reads eight bytes, most significant first.
     init(bigEndianBytes bytes: ArraySlice<UInt8>) {
         self = bytes.reduce(0) { $0 << 8 | UInt64($1) }
-    }
-
-    /// Sixteen lowercase hexadecimal digits.
-    fileprivate var paddedHex: String {
-        let digits = String(self, radix: 16)
-        return String(repeating: "0", count: 16 - digits.count) + digits
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Synchronization
 
 /// The built `hlscache` binary running `serve` on 127.0.0.1 and a free port, as a user would run it.
@@ -45,14 +46,18 @@ final class ServerProcess: Sendable {
         process.standardOutput = pipe
         process.standardError = pipe
         let output = LogBuffer()
-        pipe.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            guard !data.isEmpty else {
-                handle.readabilityHandler = nil
-                return
+        // A reader thread of our own: FileHandle.availableData traps on EINTR, which SIGCHLD from the many child
+        // processes of the test run can cause.
+        let descriptor = pipe.fileHandleForReading.fileDescriptor
+        Thread {
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { return }
+                output.text.withLock { $0 += String(decoding: chunk[..<count], as: UTF8.self) }
             }
-            output.text.withLock { $0 += String(decoding: data, as: UTF8.self) }
-        }
+        }.start()
         try process.run()
         self.process = process
         self.output = output

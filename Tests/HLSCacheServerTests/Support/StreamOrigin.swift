@@ -126,8 +126,12 @@ final class StreamOrigin: Sendable {
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
-    /// The fixture file for a path; `/live/seg<N>.ts` maps onto the 20 live-source segments.
+    /// The fixture file for a path; `/live/seg<N>.ts` maps onto the 20 live-source segments, and
+    /// `/large/<N>.ts` is N bytes of a fixed pattern (no two neighbouring 4 KiB blocks alike).
     func file(for path: String) -> [UInt8]? {
+        if path.hasPrefix("/large/"), let count = Int(path.dropFirst(7).prefix { $0.isNumber }) {
+            return Self.pattern(count: count)
+        }
         var relative = String(path.dropFirst())
         if relative.hasPrefix("live/seg"), let number = Int(relative.dropFirst(8).dropLast(3)) {
             relative = "live-source/seg\(number % 20).ts"
@@ -149,6 +153,25 @@ final class StreamOrigin: Sendable {
         return Response(
             status: .ok, headers: [.contentType: "application/vnd.apple.mpegurl"],
             body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    /// `count` bytes whose every 4 KiB block differs from its neighbours, so a misplaced block shows: byte `i` is
+    /// `31 i + 7 (i >> 12)` modulo 256. Assembled from its 256 distinct blocks, so that even a debug build makes
+    /// 32 MiB in a few milliseconds (the tests share two pool threads with the in-process origins).
+    static func pattern(count: Int) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(count)
+        var block = 0
+        while bytes.count < count {
+            let take = min(4096, count - bytes.count)
+            bytes.append(contentsOf: patternBlocks[block % 256][..<take])
+            block += 1
+        }
+        return bytes
+    }
+
+    private static let patternBlocks: [[UInt8]] = (0..<256).map { block in
+        (0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ block &* 7) }
     }
 
     static func contentType(_ path: String) -> String {

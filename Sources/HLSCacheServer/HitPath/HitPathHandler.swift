@@ -1,0 +1,168 @@
+import HTTPTypes
+import NIOCore
+import NIOHTTP1
+import NIOHTTPTypes
+
+/// Answers fresh cache hits on the connection's event loop, in Hummingbird's HTTP/1 pipeline just before the
+/// request reaches the async responder: entry files go to the socket with `sendfile` (a NIO `FileRegion`), small
+/// hot objects and rewritten playlists from shared buffers. Every other request goes on to Hummingbird untouched.
+///
+/// Order: a request is answered here only when no earlier request of the connection is still with Hummingbird,
+/// so pipelined responses leave in request order. While an answer of ours is being written and the socket is not
+/// writable, reads are held (no unbounded queue of answers); a graceful-shutdown quiesce waits for our answers.
+final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    /// What the parts of the request being read are for.
+    private enum Reading {
+        /// Between requests.
+        case idle
+        /// Handed to Hummingbird.
+        case forwarding
+        /// Answered here: the rest of the request is dropped.
+        case answered
+    }
+
+    private let components: ServerComponents
+    /// The HTTP/1 encoder's context: a file region written there goes straight to the socket, after the head the
+    /// encoder has written (a `Content-Length` body needs no framing).
+    private var socketContext: ChannelHandlerContext?
+    private var reading = Reading.idle
+    /// Requests handed to Hummingbird whose response has not ended.
+    private var forwarded = 0
+    /// Our answers not yet fully written.
+    private var sending = 0
+    private var heldRead = false
+    private var heldQuiesce: Any?
+
+    /// - Parameter components: the server's cache and configuration.
+    init(components: ServerComponents) {
+        self.components = components
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        socketContext = try? context.pipeline.syncOperations.context(handlerType: HTTPResponseEncoder.self)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        socketContext = nil
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let part = unwrapInboundIn(data)
+        switch (reading, part) {
+        case (.idle, .head(let request)):
+            if forwarded == 0, heldQuiesce == nil,
+                let answer = HitAnswer(request: request, components: components, canSendFile: socketContext != nil)
+            {
+                reading = .answered
+                send(answer, closing: Self.wantsClose(request), context: context)
+            } else {
+                reading = .forwarding
+                forwarded += 1
+                context.fireChannelRead(data)
+            }
+        case (.answered, .end):
+            reading = .idle
+        case (.answered, _):
+            break
+        case (.forwarding, .end):
+            reading = .idle
+            context.fireChannelRead(data)
+        case (.forwarding, _), (.idle, _):
+            context.fireChannelRead(data)
+        }
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .end = unwrapOutboundIn(data) { forwarded = max(0, forwarded - 1) }
+        context.write(data, promise: promise)
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if sending > 0, !context.channel.isWritable {
+            heldRead = true
+            return
+        }
+        context.read()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable { releaseRead(context: context) }
+        context.fireChannelWritabilityChanged()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is ChannelShouldQuiesceEvent, sending > 0 {
+            heldQuiesce = event
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    /// Writes an answer: head, body, end, flushed; logs and counts it once the last byte is written or the
+    /// connection fails.
+    private func send(_ answer: HitAnswer, closing: Bool, context: ChannelHandlerContext) {
+        var head = answer.head
+        head.headerFields[.date] = HTTPDate.now
+        head.headerFields[.server] = "hlscache"
+        if closing { head.headerFields[.connection] = "close" }
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        let written = context.eventLoop.makePromise(of: Void.self)
+        var fileHandle: NIOFileHandle?
+        switch answer.body {
+        case .none:
+            break
+        case .memory(let buffer):
+            context.write(wrapOutboundOut(.body(buffer)), promise: nil)
+        case .file(let descriptor, let offset, let length):
+            let handle = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: descriptor)
+            fileHandle = handle
+            let region = FileRegion(fileHandle: handle, readerIndex: Int(offset), endIndex: Int(offset + length))
+            socketContext?.write(NIOAny(IOData.fileRegion(region)), promise: nil)
+        }
+        context.write(wrapOutboundOut(.end(nil)), promise: written)
+        sending += 1
+        components.metrics.eventLoopHit(body: answer.body.kind)
+        let record = answer.record
+        let bytes = answer.body.kind == .none ? 0 : answer.length
+        let status = answer.head.status.code
+        let components = components
+        written.futureResult.assumeIsolated().whenComplete { result in
+            try? fileHandle?.close()
+            switch result {
+            case .success:
+                record.finish(status: status, bytes: bytes, result: .hit, aborted: nil, components: components)
+            case .failure(let error):
+                record.finish(status: status, bytes: -1, result: .hit, aborted: error, components: components)
+            }
+            self.sending -= 1
+            if closing { context.close(promise: nil) }
+            if self.sending == 0 { self.finishedSending(context: context) }
+        }
+        context.flush()
+    }
+
+    /// Our last answer is written: release a held read and a held quiesce.
+    private func finishedSending(context: ChannelHandlerContext) {
+        releaseRead(context: context)
+        if let event = heldQuiesce {
+            heldQuiesce = nil
+            context.fireUserInboundEventTriggered(event)
+        }
+    }
+
+    private func releaseRead(context: ChannelHandlerContext) {
+        guard heldRead else { return }
+        heldRead = false
+        context.read()
+    }
+
+    /// Whether the client asked to close after this response (Hummingbird's own test, kept the same).
+    private static func wantsClose(_ request: HTTPRequest) -> Bool {
+        request.headerFields[.connection]?.lowercased() == "close"
+    }
+}

@@ -1,0 +1,60 @@
+import HTTPTypes
+import SegmentCache
+
+/// The status and headers of an object answer, and which bytes of the cache response make its body: shared by the
+/// Hummingbird responder and the event-loop hit path, so both answer the same request the same way.
+struct ObjectHead {
+    /// What players may cache objects for: segments do not change once published.
+    static let cacheControl = "public, max-age=86400"
+
+    /// 200 or 206.
+    var status: HTTPResponse.Status
+    /// `Content-Type`, `Cache-Control`, `Accept-Ranges`, validators and `Content-Range`; not `Content-Length`.
+    var headers: HTTPFields
+    /// The bytes of the response's body to send, or `nil` for all of them.
+    var window: CacheByteRange?
+    /// The body length, when known.
+    var length: Int64?
+
+    /// How a request for an object is answered from a cache response.
+    enum Outcome {
+        /// Send the body (or `window` of it) with this head.
+        case send(ObjectHead)
+        /// 416: the range starts past the end; the headers carry `Content-Range: bytes */length`.
+        case unsatisfiable(HTTPFields)
+    }
+
+    /// The answer to a request for `metadata`'s object.
+    /// - Parameters:
+    ///   - metadata: the cache response's metadata.
+    ///   - requested: the request's `Range`, if any.
+    ///   - result: how the cache served it (a bypassed object is `no-store`).
+    static func make(metadata: EntryMetadata, requested: RequestedRange?, result: CacheResult) -> Outcome {
+        var headers = HTTPFields()
+        headers[.contentType] =
+            metadata.contentType ?? ContentTypes.byExtension(of: metadata.key.url) ?? "application/octet-stream"
+        headers[.cacheControl] = result == .bypass ? "no-store" : cacheControl
+        headers[.acceptRanges] = "bytes"
+        if let etag = metadata.etag { headers[.eTag] = etag }
+        if let lastModified = metadata.lastModified { headers[.lastModified] = lastModified }
+
+        // A request whose key carried the range: the cache answered exactly those bytes.
+        if let range = metadata.key.range {
+            let total = metadata.completeLength.map(String.init) ?? "*"
+            let length = metadata.contentLength ?? range.length
+            headers[.contentRange] = "bytes \(range.offset)-\(range.offset + length - 1)/\(total)"
+            return .send(ObjectHead(status: .partialContent, headers: headers, window: nil, length: length))
+        }
+        // An open or suffix range: cut it from the whole object, whose length must be known.
+        if let requested, let length = metadata.contentLength {
+            guard let (offset, count) = requested.resolved(length: length) else {
+                headers[.contentRange] = "bytes */\(length)"
+                return .unsatisfiable(headers)
+            }
+            headers[.contentRange] = "bytes \(offset)-\(offset + count - 1)/\(length)"
+            let window = CacheByteRange(offset: offset, length: count)
+            return .send(ObjectHead(status: .partialContent, headers: headers, window: window, length: count))
+        }
+        return .send(ObjectHead(status: .ok, headers: headers, window: nil, length: metadata.contentLength))
+    }
+}

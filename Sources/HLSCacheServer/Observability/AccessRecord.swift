@@ -1,0 +1,57 @@
+import Foundation
+import Logging
+
+/// One answered request as the access log and the request metrics see it, whichever path answered it.
+struct AccessRecord: Sendable {
+    /// `GET`, `HEAD`, …
+    var method: String
+    /// The request target.
+    var path: String
+    /// The `X-Request-Id`.
+    var id: String
+    /// When the request arrived.
+    var start: ContinuousClock.Instant
+    /// What was asked for.
+    var kind: RequestKind = .other
+    /// The stream (playlist URL) the request belongs to, for the status page.
+    var stream: String?
+    /// The origin URL the request maps to, once known.
+    var originURL: String?
+
+    /// Writes the access-log line and counts the request.
+    /// - Parameters:
+    ///   - status: the status code sent.
+    ///   - bytes: body bytes sent; negative when the response was aborted.
+    ///   - result: how the cache served it.
+    ///   - aborted: why the response was cut short, if it was.
+    ///   - components: where the metrics, activity and logger are.
+    func finish(
+        status: Int, bytes: Int64, result: CacheResult, aborted: (any Error)?, components: ServerComponents
+    ) {
+        let elapsed = ContinuousClock.now - start
+        components.metrics.request(kind: kind, result: aborted == nil ? result : .error, duration: elapsed)
+        if bytes > 0 {
+            components.metrics.served(bytes: bytes)
+            if let stream { components.activity.record(stream: stream, bytes: bytes) }
+        }
+        let level: Logger.Level = aborted == nil ? .info : .warning
+        guard components.logger.logLevel <= level else { return }
+        let milliseconds = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
+        var metadata: Logger.Metadata = [
+            "method": "\(method)",
+            "path": "\(path)",
+            "status": "\(status)",
+            "bytes": "\(max(0, bytes))",
+            "cache": "\(result.header)",
+            "ms": "\(String(format: "%.1f", milliseconds))",
+            "id": "\(id)",
+        ]
+        if let aborted {
+            metadata["error"] = "response aborted: \(aborted)"
+            if let originURL { metadata["url"] = "\(originURL)" }
+            components.logger.warning("request", metadata: metadata)
+        } else {
+            components.logger.info("request", metadata: metadata)
+        }
+    }
+}

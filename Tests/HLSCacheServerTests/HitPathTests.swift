@@ -1,0 +1,208 @@
+import Foundation
+import Testing
+
+/// Hits answered on the event loop: `sendfile` for entry files, shared buffers for the memory tier and rewritten
+/// playlists; the same answers as the async responder, in request order, and safe when clients misbehave.
+@Suite("Event-loop hit path")
+struct HitPathTests {
+    /// A 6 MiB object: larger than the memory tier admits (4 MiB), so its hits are sent from the entry file.
+    static let largePath = "/large/6291456.ts"
+
+    @Test("a hit sent with sendfile has the bytes and headers the async responder sends, for GET, HEAD and ranges")
+    func sendfileMatchesResponder() async throws {
+        let origin = StreamOrigin()
+        try await origin.start()
+        defer { origin.stop() }
+        let fast = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
+        let slow = try await ServerProcess.start(
+            arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0", "--no-event-loop-hits"])
+        let expected = StreamOrigin.pattern(count: 6_291_456)
+        let requests: [(headers: [(name: String, value: String)], head: Bool)] = [
+            ([], false), ([], true), ([("Range", "bytes=100-199")], false), ([("Range", "bytes=4000000-")], false),
+            ([("Range", "bytes=-5000")], false),
+        ]
+        var answers: [[TestHTTP.Answer]] = []
+        for server in [fast, slow] {
+            let url = server.proxied(origin.url(Self.largePath))
+            let miss = try await TestHTTP.get(url)
+            #expect(miss.header("x-cache") == "MISS")
+            #expect(sameBytes(miss.body, expected))
+            try await Task.sleep(for: .milliseconds(200))
+            var hits: [TestHTTP.Answer] = []
+            for request in requests {
+                let answer = try await TestHTTP.get(url, headers: request.headers, head: request.head)
+                #expect(answer.header("x-cache") == "HIT")
+                hits.append(answer)
+            }
+            answers.append(hits)
+        }
+        #expect(sameBytes(answers[0][0].body, expected))
+        #expect(answers[0][2].body == Array(expected[100...199]))
+        #expect(sameBytes(answers[0][3].body, expected[4_000_000...]))
+        #expect(answers[0][4].body == Array(expected[(expected.count - 5000)...]))
+        for (fastAnswer, slowAnswer) in zip(answers[0], answers[1]) {
+            #expect(fastAnswer.status == slowAnswer.status)
+            #expect(sameBytes(fastAnswer.body, slowAnswer.body))
+            #expect(Self.comparable(fastAnswer.headers) == Self.comparable(slowAnswer.headers))
+        }
+        let fastMetrics = try await TestHTTP.get(fast.url("/metrics")).text
+        let slowMetrics = try await TestHTTP.get(slow.url("/metrics")).text
+        // The whole object and the two open ranges from the file; the 100-byte range is small enough for memory.
+        #expect(fastMetrics.contains(#"hlscache_event_loop_hits_total{body="sendfile"} 3"#), "\(fastMetrics)")
+        #expect(fastMetrics.contains(#"hlscache_event_loop_hits_total{body="memory"} 1"#))
+        #expect(fastMetrics.contains(#"hlscache_event_loop_hits_total{body="none"} 1"#))
+        #expect(slowMetrics.contains(#"hlscache_event_loop_hits_total{body="sendfile"} 0"#))
+        #expect(slowMetrics.contains(#"hlscache_event_loop_hits_total{body="memory"} 0"#))
+        #expect(
+            slowMetrics.contains(#"hlscache_requests_total{kind="segment",cache="hit"} 5"#)
+                || slowMetrics.contains(#"cache="hit",kind="segment"} 5"#))
+        #expect(
+            fastMetrics.contains(#"hlscache_requests_total{kind="segment",cache="hit"} 5"#)
+                || fastMetrics.contains(#"cache="hit",kind="segment"} 5"#))
+        await fast.stop()
+        await slow.stop()
+    }
+
+    @Test("a playlist hit is sent from its rewritten copy in memory, with the same bytes as the first answer")
+    func playlistHitFromMemory() async throws {
+        let origin = StreamOrigin()
+        try await origin.start()
+        defer { origin.stop() }
+        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
+        let url = server.proxied(origin.url("/fmp4/index.m3u8"))
+        let first = try await TestHTTP.get(url)
+        let second = try await TestHTTP.get(url)
+        #expect(first.header("x-cache") == "MISS")
+        #expect(second.header("x-cache") == "HIT")
+        #expect(second.body == first.body)
+        #expect(second.text.contains("/o/http/127.0.0.1:\(origin.port)/fmp4/seg0.m4s"))
+        #expect(second.header("content-type") == first.header("content-type"))
+        #expect(second.header("cache-control")?.hasPrefix("public, max-age=") == true)
+        let metrics = try await TestHTTP.get(server.url("/metrics")).text
+        #expect(metrics.contains(#"hlscache_event_loop_hits_total{body="memory"} 1"#), "\(metrics)")
+        #expect(origin.count("/fmp4/index.m3u8") == 1)
+        await server.stop()
+    }
+
+    @Test("pipelined requests are answered in order when a miss sits between hits")
+    func pipelinedOrder() async throws {
+        let origin = StreamOrigin()
+        try await origin.start()
+        defer { origin.stop() }
+        origin.set("/live-source/seg5.ts", .delay(.milliseconds(400)))
+        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
+        let large = "/o/http/127.0.0.1:\(origin.port)\(Self.largePath)"
+        let small = "/o/http/127.0.0.1:\(origin.port)/fmp4/seg1.m4s"
+        let slowMiss = "/o/http/127.0.0.1:\(origin.port)/live-source/seg5.ts"
+        _ = try await TestHTTP.get(server.url(large))
+        _ = try await TestHTTP.get(server.url(small))
+        let port = server.port
+        let answers = try await offPool { () -> [RawConnection.Answer] in
+            let connection = try RawConnection(port: port)
+            var text = ""
+            for (method, path) in [("GET", large), ("GET", slowMiss), ("GET", small), ("HEAD", large), ("GET", large)] {
+                text += "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+            }
+            connection.send(text)
+            return try [false, false, false, true, false].map { try connection.readAnswer(isHead: $0) }
+        }
+        #expect(answers.map(\.status) == [200, 200, 200, 200, 200])
+        #expect(answers.map { $0.headers["x-cache"] ?? "" } == ["HIT", "MISS", "HIT", "HIT", "HIT"])
+        #expect(sameBytes(answers[0].body, StreamOrigin.pattern(count: 6_291_456)))
+        #expect(answers[1].body == origin.file(for: "/live-source/seg5.ts"))
+        #expect(answers[2].body == origin.file(for: "/fmp4/seg1.m4s"))
+        #expect(answers[3].headers["content-length"] == "6291456")
+        #expect(sameBytes(answers[4].body, answers[0].body))
+        await server.stop()
+    }
+
+    @Test("a keep-alive connection carries several hits, and Connection: close ends it after the body")
+    func keepAliveAndClose() async throws {
+        let origin = StreamOrigin()
+        try await origin.start()
+        defer { origin.stop() }
+        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
+        let large = "/o/http/127.0.0.1:\(origin.port)\(Self.largePath)"
+        _ = try await TestHTTP.get(server.url(large))
+        let port = server.port
+        let (answers, closed) = try await offPool { () -> ([RawConnection.Answer], Bool) in
+            let connection = try RawConnection(port: port, timeout: 10)
+            var answers: [RawConnection.Answer] = []
+            for _ in 0..<3 {
+                connection.send("GET \(large) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                answers.append(try connection.readAnswer())
+            }
+            connection.send("GET \(large) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            answers.append(try connection.readAnswer())
+            return (answers, connection.serverCloses())
+        }
+        let expected = StreamOrigin.pattern(count: 6_291_456)
+        #expect(
+            answers.allSatisfy { $0.status == 200 && sameBytes($0.body, expected) && $0.headers["x-cache"] == "HIT" })
+        #expect(answers.last?.headers["connection"] == "close")
+        #expect(closed, "the server kept the connection open after Connection: close")
+        await server.stop()
+    }
+
+    @Test("a player that resets the connection mid-sendfile is logged as aborted and the server goes on serving")
+    func clientResetMidBody() async throws {
+        let origin = StreamOrigin()
+        try await origin.start()
+        defer { origin.stop() }
+        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
+        let path = "/large/33554432.ts"
+        let proxied = "/o/http/127.0.0.1:\(origin.port)\(path)"
+        _ = try await TestHTTP.get(server.url(proxied))
+        let port = server.port
+        let received = try await offPool { () -> Int in
+            let connection = try RawConnection(port: port)
+            connection.send("GET \(proxied) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            let bytes = try connection.read(upTo: 256 * 1024)
+            connection.close(reset: true)
+            return bytes.count
+        }
+        #expect(received == 256 * 1024)
+        var logged = false
+        for _ in 0..<100 where !logged {
+            try await Task.sleep(for: .milliseconds(100))
+            logged = server.log.contains("response aborted")
+        }
+        #expect(logged, "no aborted-response log line: \(server.log.suffix(2000))")
+        let again = try await TestHTTP.get(server.url(proxied))
+        #expect(again.status == 200)
+        #expect(again.body.count == 33_554_432)
+        #expect(sameBytes(again.body, StreamOrigin.pattern(count: 33_554_432)))
+        await server.stop()
+    }
+
+    @Test("SIGTERM while a sendfile answer is being read: the reader still gets the whole body, then the server exits")
+    func shutdownFinishesSendfile() async throws {
+        let origin = StreamOrigin()
+        try await origin.start()
+        defer { origin.stop() }
+        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
+        let path = "/large/33554432.ts"
+        let proxied = "/o/http/127.0.0.1:\(origin.port)\(path)"
+        _ = try await TestHTTP.get(server.url(proxied))
+        let port = server.port
+        let process = server.process
+        let body = try await offPool { () -> [UInt8] in
+            let connection = try RawConnection(port: port)
+            connection.send("GET \(proxied) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            var bytes = try connection.read(upTo: 1 << 20)
+            process.terminate()
+            Thread.sleep(forTimeInterval: 0.5)
+            bytes += try connection.read(upTo: 64 << 20)
+            return bytes
+        }
+        let headEnd = try #require(body.firstRange(of: [13, 10, 13, 10]))
+        #expect(sameBytes(StreamOrigin.pattern(count: 33_554_432), body[headEnd.upperBound...]))
+        let exit = await server.stop()
+        #expect(exit.status == 0)
+    }
+
+    /// Headers that must match between the two paths: all but the per-response ones.
+    private static func comparable(_ headers: [(name: String, value: String)]) -> [String] {
+        headers.filter { !["date", "x-request-id"].contains($0.name) }.map { "\($0.name): \($0.value)" }.sorted()
+    }
+}
