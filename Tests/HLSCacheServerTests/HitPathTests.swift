@@ -101,7 +101,7 @@ struct HitPathTests {
             let connection = try RawConnection(port: port)
             var text = ""
             for (method, path) in [("GET", large), ("GET", slowMiss), ("GET", small), ("HEAD", large), ("GET", large)] {
-                text += "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+                text += RawConnection.request(method, path)
             }
             connection.send(text)
             return try [false, false, false, true, false].map { try connection.readAnswer(isHead: $0) }
@@ -118,21 +118,17 @@ struct HitPathTests {
 
     @Test("a keep-alive connection carries several hits, and Connection: close ends it after the body")
     func keepAliveAndClose() async throws {
-        let origin = StreamOrigin()
-        try await origin.start()
+        let (origin, server, large) = try await Self.serverWithCachedObject(Self.largePath)
         defer { origin.stop() }
-        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
-        let large = "/o/http/127.0.0.1:\(origin.port)\(Self.largePath)"
-        _ = try await TestHTTP.get(server.url(large))
         let port = server.port
         let (answers, closed) = try await offPool { () -> ([RawConnection.Answer], Bool) in
             let connection = try RawConnection(port: port, timeout: 10)
             var answers: [RawConnection.Answer] = []
             for _ in 0..<3 {
-                connection.send("GET \(large) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                connection.send(RawConnection.request("GET", large))
                 answers.append(try connection.readAnswer())
             }
-            connection.send("GET \(large) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            connection.send(RawConnection.request("GET", large, extra: ["Connection: close"]))
             answers.append(try connection.readAnswer())
             return (answers, connection.serverCloses())
         }
@@ -146,17 +142,12 @@ struct HitPathTests {
 
     @Test("a player that resets the connection mid-sendfile is logged as aborted and the server goes on serving")
     func clientResetMidBody() async throws {
-        let origin = StreamOrigin()
-        try await origin.start()
+        let (origin, server, proxied) = try await Self.serverWithCachedObject("/large/33554432.ts")
         defer { origin.stop() }
-        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
-        let path = "/large/33554432.ts"
-        let proxied = "/o/http/127.0.0.1:\(origin.port)\(path)"
-        _ = try await TestHTTP.get(server.url(proxied))
         let port = server.port
         let received = try await offPool { () -> Int in
             let connection = try RawConnection(port: port)
-            connection.send("GET \(proxied) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            connection.send(RawConnection.request("GET", proxied))
             let bytes = try connection.read(upTo: 256 * 1024)
             connection.close(reset: true)
             return bytes.count
@@ -177,18 +168,13 @@ struct HitPathTests {
 
     @Test("SIGTERM while a sendfile answer is being read: the reader still gets the whole body, then the server exits")
     func shutdownFinishesSendfile() async throws {
-        let origin = StreamOrigin()
-        try await origin.start()
+        let (origin, server, proxied) = try await Self.serverWithCachedObject("/large/33554432.ts")
         defer { origin.stop() }
-        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
-        let path = "/large/33554432.ts"
-        let proxied = "/o/http/127.0.0.1:\(origin.port)\(path)"
-        _ = try await TestHTTP.get(server.url(proxied))
         let port = server.port
         let process = server.process
         let body = try await offPool { () -> [UInt8] in
             let connection = try RawConnection(port: port)
-            connection.send("GET \(proxied) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            connection.send(RawConnection.request("GET", proxied))
             var bytes = try connection.read(upTo: 1 << 20)
             process.terminate()
             Thread.sleep(forTimeInterval: 0.5)
@@ -199,6 +185,18 @@ struct HitPathTests {
         #expect(sameBytes(StreamOrigin.pattern(count: 33_554_432), body[headEnd.upperBound...]))
         let exit = await server.stop()
         #expect(exit.status == 0)
+    }
+
+    /// A started origin and server, and the proxied target of `path`, fetched once so that it is cached.
+    private static func serverWithCachedObject(
+        _ path: String
+    ) async throws -> (origin: StreamOrigin, server: ServerProcess, target: String) {
+        let origin = StreamOrigin()
+        try await origin.start()
+        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
+        let target = "/o/http/127.0.0.1:\(origin.port)\(path)"
+        _ = try await TestHTTP.get(server.url(target))
+        return (origin, server, target)
     }
 
     /// Headers that must match between the two paths: all but the per-response ones.

@@ -45,6 +45,11 @@ final class RawConnection {
 
     deinit { close() }
 
+    /// A request without a body: `METHOD target HTTP/1.1`, `Host`, and `extra` header lines.
+    static func request(_ method: String, _ target: String, extra: [String] = []) -> String {
+        ([method + " " + target + " HTTP/1.1", "Host: 127.0.0.1"] + extra).joined(separator: "\r\n") + "\r\n\r\n"
+    }
+
     /// Sends `text` as it is (requests separated by the caller's CRLFs).
     func send(_ text: String) {
         var bytes = Array(text.utf8)
