@@ -44,11 +44,12 @@ struct HitAnswer {
     ///   - canSendFile: whether a body may be an entry file (`sendfile`); without it only memory bodies qualify.
     init?(request: HTTPRequest, components: ServerComponents, canSendFile: Bool) {
         let start = ContinuousClock.now
-        guard request.method == .get || request.method == .head, let target = request.path,
-            let key = Self.key(for: request, target: target, configuration: components.configuration),
-            components.isAllowed(originURL: key.url)
-        else { return nil }
         let requested = request.headerFields[.range].flatMap(RequestedRange.init(header:))
+        guard request.method == .get || request.method == .head, let target = request.path,
+            let origin = Self.originURL(for: target, configuration: components.configuration),
+            components.isAllowed(originURL: origin)
+        else { return nil }
+        let key = CacheKey(origin: origin, requested: requested)
         var plan: Plan?
         let found = components.cache.publishedResponse(for: key) { metadata in
             guard (200..<300).contains(metadata.status), metadata.contentLength != nil else { return false }
@@ -98,26 +99,15 @@ struct HitAnswer {
         self.record = record
     }
 
-    /// The cache key a proxied request maps to, or `nil` for hlscache's own routes and targets it would refuse.
-    private static func key(
-        for request: HTTPRequest, target: String, configuration: ServerConfiguration
-    )
-        -> CacheKey?
-    {
+    /// The origin URL a proxied request target maps to, or `nil` for hlscache's own routes and targets it would
+    /// refuse.
+    private static func originURL(for target: String, configuration: ServerConfiguration) -> String? {
         let path = target.prefix { $0 != "?" }
         if path == "/healthz" || path == "/metrics" || (path == "/" && configuration.reverseOrigin == nil) {
             return nil
         }
-        guard target.utf8.count <= configuration.maxRequestTargetLength,
-            let origin = OriginTarget.originURL(for: target, reverseOrigin: configuration.reverseOrigin)
-        else { return nil }
-        let requested = request.headerFields[.range].flatMap(RequestedRange.init(header:))
-        if case .closed(let first, let last) = requested,
-            let range = CacheByteRange(offset: first, length: last - first + 1)
-        {
-            return CacheKey(url: origin, range: range)
-        }
-        return CacheKey(url: origin)
+        guard target.utf8.count <= configuration.maxRequestTargetLength else { return nil }
+        return OriginTarget.originURL(for: target, reverseOrigin: configuration.reverseOrigin)
     }
 
     /// The body of an object hit: none for HEAD, the memory tier's buffer, or the entry file.

@@ -1,4 +1,5 @@
 import Foundation
+import SegmentCache
 
 /// Content types by file extension, for origins that send none, and the request kinds metrics count.
 enum ContentTypes {
@@ -96,6 +97,20 @@ enum RequestedRange: Hashable, Sendable {
             guard length > 0 else { return nil }
             let taken = min(count, length)
             return (length - taken, taken)
+        }
+    }
+}
+
+extension CacheKey {
+    /// The cache object a request for `origin` asks for: a closed range `a-b` is an object of its own (an
+    /// `EXT-X-BYTERANGE` segment); open and suffix ranges are cut from the whole object.
+    init(origin: String, requested: RequestedRange?) {
+        if case .closed(let first, let last) = requested,
+            let range = CacheByteRange(offset: first, length: last - first + 1)
+        {
+            self.init(url: origin, range: range)
+        } else {
+            self.init(url: origin)
         }
     }
 }

@@ -56,12 +56,7 @@ struct ProxyResponder: HTTPResponder {
             return exchange.fail(.forbidden, "origin refused: \(error.reason)")
         }
         let requested = request.headers[.range].flatMap(RequestedRange.init(header:))
-        var key = CacheKey(url: origin)
-        if case .closed(let first, let last) = requested,
-            let range = CacheByteRange(offset: first, length: last - first + 1)
-        {
-            key = CacheKey(url: origin, range: range)
-        }
+        let key = CacheKey(origin: origin, requested: requested)
         exchange.kind = ContentTypes.requestKind(url: origin, contentType: nil)
         let response: CacheResponse
         do {
