@@ -34,7 +34,14 @@ public struct SystemCacheClock: CacheClock {
 extension Date {
     /// Milliseconds since 1970, the unit of the entry header's times (to the nearest, so that a date made by
     /// ``init(millisecondsSince1970:)`` gives back its own count).
-    var millisecondsSince1970: Int64 { Int64((timeIntervalSince1970 * 1000).rounded()) }
+    /// Saturates at `Int64`'s bounds (a date no clock reaches), so a far-future expiry cannot trap.
+    var millisecondsSince1970: Int64 {
+        let milliseconds = (timeIntervalSince1970 * 1000).rounded()
+        guard milliseconds.isFinite else { return milliseconds > 0 ? .max : .min }
+        guard milliseconds < 9.2e18 else { return .max }
+        guard milliseconds > -9.2e18 else { return .min }
+        return Int64(milliseconds)
+    }
 
     /// The date `milliseconds` after 1970.
     init(millisecondsSince1970 milliseconds: Int64) {

@@ -107,7 +107,7 @@ extension SegmentCache {
         guard let temporaryArea else { return nil }
         let headerLength = EntryHeader(metadata: metadata, bodyLength: 0).encoded().count
         guard headerLength <= EntryHeader.maxLength,
-            Int64(headerLength) + (metadata.contentLength ?? 0) <= configuration.maxBytes
+            metadata.contentLength ?? 0 <= configuration.maxBytes - Int64(headerLength)
         else { return nil }
         do throws(SystemError) {
             return try EntryWriter(path: temporaryArea.makePath(), metadata: metadata, operations: operations)

@@ -169,6 +169,9 @@ struct PrefetchCommand: AsyncParsableCommand {
         if let server, let host = URLComponents(string: server)?.host { hosts.append(host) }
         let policy = AddressPolicy(allowedHosts: hosts, allowPrivateNetworks: allowPrivateNetworks)
         var timeouts = OriginTimeouts()
+        guard originTimeout.isFinite, originTimeout > 0, originTimeout <= DurationText.maxSeconds else {
+            throw ValidationError("--origin-timeout must be a number of seconds from 0.1 to 1e9")
+        }
         let timeout = Duration.milliseconds(Int64(max(0.1, originTimeout) * 1000))
         timeouts.connect = min(timeouts.connect, timeout)
         timeouts.firstByte = timeout

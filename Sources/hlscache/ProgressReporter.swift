@@ -50,9 +50,15 @@ struct ProgressReporter: Sendable {
 
 /// Durations on the command line: `90` (seconds), `30s`, `10m`, `1h30m`, `500ms`.
 enum DurationText {
-    /// - Returns: the duration, or `nil` when the text is not one.
+    /// The longest duration accepted: about 31 years (its milliseconds fit in `Int64` many times over).
+    static let maxSeconds: Double = 1e9
+
+    /// - Returns: the duration, or `nil` when the text is not one (or longer than ``maxSeconds``).
     static func parse(_ text: String) -> Duration? {
-        if let seconds = Double(text), seconds.isFinite, seconds >= 0 { return .milliseconds(Int64(seconds * 1000)) }
+        if let seconds = Double(text) {
+            return seconds.isFinite && seconds >= 0 && seconds <= maxSeconds
+                ? .milliseconds(Int64(seconds * 1000)) : nil
+        }
         var total = Duration.zero
         var number = ""
         var rest = Substring(text.lowercased())
@@ -63,7 +69,7 @@ enum DurationText {
                 rest = rest.dropFirst()
                 continue
             }
-            guard let value = Double(number), value.isFinite else { return nil }
+            guard let value = Double(number), value.isFinite, value <= maxSeconds else { return nil }
             let unit: Double
             if rest.hasPrefix("ms") {
                 unit = 0.001
@@ -78,6 +84,7 @@ enum DurationText {
                 rest = rest.dropFirst()
             }
             total += .milliseconds(Int64(value * unit * 1000))
+            guard total <= .seconds(maxSeconds) else { return nil }
             number = ""
         }
         return number.isEmpty ? total : nil

@@ -23,6 +23,7 @@ struct ServeCommand: AsyncParsableCommand {
         .value("prefetch-concurrency"), .value("max-object-size"), .value("origin-timeout"),
         .value("vod-playlist-ttl"), .value("multivariant-playlist-ttl"), .value("shutdown-grace"),
         .value("log-format"), .value("log-level"), .value("memory-cache-size"), .flag("no-event-loop-hits"),
+        .value("max-connections"), .value("request-head-timeout"), .value("idle-timeout"),
     ]
 
     @Option(help: "Address to listen on.")
@@ -82,6 +83,15 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Answer every request through the async responder, hits too (no sendfile): for comparison.")
     var noEventLoopHits = false
 
+    @Option(help: "Most connections served at once (also bounded by the open-file limit, raised at start).")
+    var maxConnections = 4096
+
+    @Option(help: "Seconds a connection may take to send a complete request head.")
+    var requestHeadTimeout: Double = 10
+
+    @Option(help: "Seconds a keep-alive connection may stay idle between requests.")
+    var idleTimeout: Double = 60
+
     func validate() throws {
         _ = try makeConfiguration()
     }
@@ -114,6 +124,10 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.vodPlaylistTTL = try seconds(vodPlaylistTTL, "--vod-playlist-ttl")
         configuration.multivariantPlaylistTTL = try seconds(multivariantPlaylistTTL, "--multivariant-playlist-ttl")
         configuration.shutdownGrace = try seconds(shutdownGrace, "--shutdown-grace")
+        guard maxConnections > 0 else { throw ValidationError("--max-connections must be 1 or more") }
+        configuration.maxConnections = maxConnections
+        configuration.requestHeadTimeout = try seconds(requestHeadTimeout, "--request-head-timeout", minimum: 0.001)
+        configuration.idleTimeout = try seconds(idleTimeout, "--idle-timeout", minimum: 0.001)
         guard let format = ServerConfiguration.LogFormat(rawValue: logFormat) else {
             throw ValidationError("--log-format must be text or json")
         }
@@ -152,8 +166,10 @@ struct ServeCommand: AsyncParsableCommand {
         return bytes
     }
 
-    private func seconds(_ value: Double, _ flag: String) throws -> Duration {
-        guard value.isFinite, value >= 0 else { throw ValidationError("\(flag) must be a number of seconds ≥ 0") }
+    private func seconds(_ value: Double, _ flag: String, minimum: Double = 0) throws -> Duration {
+        guard value.isFinite, value >= minimum, value <= 1e9 else {
+            throw ValidationError("\(flag) must be a number of seconds from \(minimum) to 1e9")
+        }
         return .milliseconds(Int64(value * 1000))
     }
 }

@@ -43,6 +43,13 @@ public struct ServerConfiguration: Sendable {
     /// Whether fresh hits are answered on the connection's event loop (`sendfile` for entry files, shared buffers
     /// for the memory tier) rather than through the async responder.
     public var eventLoopHits: Bool = true
+    /// The most connections served at once (lowered at start to what the open-file limit allows); past it, a new
+    /// connection's request is answered 503 and the connection closed.
+    public var maxConnections: Int = 4096
+    /// How long a connection may take to send a complete request head, from its opening or a request's first byte.
+    public var requestHeadTimeout: Duration = .seconds(10)
+    /// How long a connection may stay idle between requests.
+    public var idleTimeout: Duration = .seconds(60)
 
     /// Log line formats.
     public enum LogFormat: String, Sendable, CaseIterable {

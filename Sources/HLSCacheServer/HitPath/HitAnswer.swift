@@ -75,8 +75,11 @@ struct HitAnswer {
             status = .ok
             headers = PlaylistResponder.headers(rendered, metadata: response.metadata)
             headers[.contentType] = PlaylistResponder.contentType
-            length = Int64(rendered.body.readableBytes)
-            body = isHead ? .none : .memory(rendered.body)
+            length = Int64(rendered.body.length)
+            guard let playlistBody = Self.playlistBody(rendered.body, isHead: isHead, canSendFile: canSendFile) else {
+                return nil
+            }
+            body = playlistBody
         case .object(let objectHead):
             let metadata = response.metadata
             record.kind = ContentTypes.requestKind(url: metadata.key.url, contentType: metadata.contentType)
@@ -106,8 +109,24 @@ struct HitAnswer {
         if path == "/healthz" || path == "/metrics" || (path == "/" && configuration.reverseOrigin == nil) {
             return nil
         }
-        guard target.utf8.count <= configuration.maxRequestTargetLength else { return nil }
-        return OriginTarget.originURL(for: target, reverseOrigin: configuration.reverseOrigin)
+        guard target.utf8.count <= configuration.maxRequestTargetLength,
+            let origin = OriginTarget.originURL(for: target, reverseOrigin: configuration.reverseOrigin),
+            !OriginTarget.isRefusedForward(target: target, origin: origin)
+        else { return nil }
+        return origin
+    }
+
+    /// The body of a playlist hit: none for HEAD, the shared buffer, or the rendering's file (sent with `sendfile`).
+    private static func playlistBody(_ rendered: RenderedBody, isHead: Bool, canSendFile: Bool) -> Body? {
+        if isHead { return Body.none }
+        switch rendered {
+        case .memory(let buffer): return .memory(buffer)
+        case .file(let file):
+            guard canSendFile else { return nil }
+            let descriptor = open(file.path, O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { return nil }
+            return .file(descriptor: descriptor, offset: 0, length: Int64(file.length))
+        }
     }
 
     /// The body of an object hit: none for HEAD, the memory tier's buffer, or the entry file.

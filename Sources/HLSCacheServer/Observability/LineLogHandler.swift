@@ -6,6 +6,8 @@ import Synchronization
 ///
 /// Text: `2026-11-21T10:00:00.123Z info request method=GET path=/o/https/... status=200`.
 /// JSON: `{"ts":"2026-11-21T10:00:00.123Z","level":"info","msg":"request","method":"GET",...}`.
+///
+/// Every message and value goes through ``SecretRedaction`` first: no query value or URL userinfo is written.
 public struct LineLogHandler: LogHandler {
     /// The handler's metadata, merged under each message's.
     public var metadata: Logger.Metadata = [:]
@@ -38,15 +40,16 @@ public struct LineLogHandler: LogHandler {
         var line: String
         switch format {
         case .text:
-            line = "\(timestamp) \(event.level) \(event.message)"
+            line = "\(timestamp) \(event.level) \(SecretRedaction.redact("\(event.message)"))"
             for (key, value) in merged.sorted(by: { $0.key < $1.key }) {
                 line += " \(key)=\(Self.textValue(value))"
             }
         case .json:
             var object: [String: String] = [
-                "ts": timestamp, "level": event.level.rawValue, "msg": "\(event.message)", "logger": label,
+                "ts": timestamp, "level": event.level.rawValue, "msg": SecretRedaction.redact("\(event.message)"),
+                "logger": label,
             ]
-            for (key, value) in merged { object[key] = "\(value)" }
+            for (key, value) in merged { object[key] = SecretRedaction.redact("\(value)") }
             let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
             line = String(decoding: data, as: UTF8.self)
         }
@@ -57,7 +60,7 @@ public struct LineLogHandler: LogHandler {
     }
 
     private static func textValue(_ value: Logger.Metadata.Value) -> String {
-        let text = "\(value)"
+        let text = SecretRedaction.redact("\(value)")
         return text.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" }) || text.isEmpty
             ? "\"" + text.replacingOccurrences(of: "\"", with: "\\\"") + "\"" : text
     }

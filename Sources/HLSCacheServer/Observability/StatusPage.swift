@@ -15,7 +15,8 @@ enum StatusPage {
         let saved = served > origin ? served - origin : 0
         var rows = ""
         for row in components.activity.busiest() {
-            rows += "<tr><td>\(escape(row.stream))</td><td>\(row.requests)</td><td>\(bytes(row.bytes))</td></tr>\n"
+            let stream = escape(SecretRedaction.redact(row.stream))
+            rows += "<tr><td>\(stream)</td><td>\(row.requests)</td><td>\(bytes(row.bytes))</td></tr>\n"
         }
         if rows.isEmpty { rows = "<tr><td colspan=\"3\">no requests in the last 5 minutes</td></tr>\n" }
         let configuration = components.configuration
@@ -28,7 +29,7 @@ enum StatusPage {
             <h1>hlscache \(hlscacheVersion)</h1>
             <table>
             <tr><th>Uptime</th><td>\(uptime / 3600) h \(uptime / 60 % 60) min \(uptime % 60) s</td></tr>
-            <tr><th>Mode</th><td>\(configuration.reverseOrigin.map { "reverse proxy for " + escape($0) } ?? "forward proxy (/o/&lt;scheme&gt;/&lt;host&gt;/&lt;path&gt;)")</td></tr>
+            <tr><th>Mode</th><td>\(configuration.reverseOrigin.map { "reverse proxy for " + escape(SecretRedaction.redact($0)) } ?? "forward proxy (/o/&lt;scheme&gt;/&lt;host&gt;/&lt;path&gt;)")</td></tr>
             <tr><th>Cache</th><td>\(escape(configuration.cacheDirectory)): \(bytes(statistics.bytes)) of \(bytes(configuration.maxCacheBytes)), \(statistics.entries) entries</td></tr>
             <tr><th>Hit ratio</th><td>\(hitRatio) (\(statistics.hits) hits, \(statistics.misses) misses, \(statistics.deduplicatedFills) fills shared)</td></tr>
             <tr><th>From origins</th><td>\(bytes(origin)) in \(statistics.originFetches) fetches</td></tr>

@@ -18,12 +18,12 @@ struct CacheDirectives: Sendable, Hashable {
     init(header: (String) -> String?) {
         if let cacheControl = header("cache-control") {
             for directive in cacheControl.split(separator: ",") {
-                let parts = directive.split(separator: "=", maxSplits: 1)
+                let parts = directive.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
                 let name = parts[0].trimmingCharacters(in: .whitespaces).lowercased()
                 let value = parts.count > 1 ? parts[1].trimmingCharacters(in: CharacterSet(charactersIn: " \"")) : ""
                 switch name {
-                case "max-age": maxAge = maxAge ?? Int(value)
-                case "s-maxage": maxAge = Int(value) ?? maxAge
+                case "max-age": maxAge = maxAge ?? Self.deltaSeconds(value)
+                case "s-maxage": maxAge = Self.deltaSeconds(value) ?? maxAge
                 case "no-store", "private": noStore = true
                 case "no-cache": noCache = true
                 default: break
@@ -33,7 +33,20 @@ struct CacheDirectives: Sendable, Hashable {
         if maxAge == nil, let expiresText = header("expires") {
             expires = HTTPDate.parse(expiresText) ?? .distantPast  // an invalid Expires means "already expired"
         }
-        age = header("age").flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } ?? 0
+        age = header("age").flatMap { Self.deltaSeconds($0.trimmingCharacters(in: .whitespaces)) } ?? 0
+    }
+
+    /// The longest freshness taken from an origin: a year (RFC 9111 lets a cache cap delta-seconds; this keeps
+    /// every expiry a representable date).
+    static let maxDeltaSeconds = 365 * 86_400
+
+    /// RFC 9111 delta-seconds: digits only, clamped to ``maxDeltaSeconds`` (a larger or overflowing value means
+    /// "a long time", not an error).
+    static func deltaSeconds(_ text: some StringProtocol) -> Int? {
+        guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
+            return nil
+        }
+        return min(Int(text) ?? maxDeltaSeconds, maxDeltaSeconds)
     }
 
     /// When the answer stops being fresh, by these headers alone; `nil` when they say nothing.
@@ -41,7 +54,8 @@ struct CacheDirectives: Sendable, Hashable {
     func expiry(receivedAt now: Date) -> Date? {
         if noCache { return now }
         if let maxAge { return now.addingTimeInterval(TimeInterval(max(0, maxAge - age))) }
-        return expires
+        guard let expires else { return nil }
+        return min(expires, now.addingTimeInterval(TimeInterval(Self.maxDeltaSeconds)))
     }
 }
 

@@ -26,6 +26,9 @@ struct OriginObjectSource: ObjectSource {
     func fetch(_ key: CacheKey) async throws -> SourceResponse {
         var request = OriginRequest(url: key.url)
         if let range = key.range {
+            guard range.length > 0 else {
+                throw OriginError.invalidRequest(url: key.url, reason: "empty byte range \(range)")
+            }
             request.byteRange = .closed(range.offset...(range.upperBound - 1))
         }
         let blocking = Self.isBlockingReload(key.url)
@@ -106,6 +109,9 @@ struct OriginObjectSource: ObjectSource {
         directives: CacheDirectives
     ) async throws -> SourceResponse {
         var bytes = first ?? []
+        if let announced = response.header("content-length").flatMap({ Int($0) }), announced > bytes.count {
+            bytes.reserveCapacity(min(announced, parseLimits.maxBodyBytes))
+        }
         while let chunk = try await rest.next() {
             bytes.append(contentsOf: chunk)
             guard bytes.count <= parseLimits.maxBodyBytes else {

@@ -50,15 +50,40 @@ struct PlaylistResponder {
         exchange.kind = .playlist
         exchange.stream = key.url
         Self.startReadAhead(after: rendered, components: components)
-        return exchange.finish(
-            .ok, body: rendered.body, contentType: Self.contentType, result: result,
-            headers: Self.headers(rendered, metadata: metadata))
+        var headers = Self.headers(rendered, metadata: metadata)
+        switch rendered.body {
+        case .memory(let buffer):
+            return exchange.finish(.ok, body: buffer, contentType: Self.contentType, result: result, headers: headers)
+        case .file(let file):
+            headers[.contentType] = Self.contentType
+            return exchange.stream(.ok, headers: headers, contentLength: Int64(file.length), result: result) { writer in
+                try await Self.send(file, to: &writer)
+            }
+        }
+    }
+
+    /// Writes a rendering kept on disk, a megabyte at a time.
+    private static func send(_ file: RenderedFile, to writer: inout any ResponseBodyWriter) async throws -> Int64 {
+        let descriptor = open(file.path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw RenderedFileError(path: file.path) }
+        defer { close(descriptor) }
+        var sent = 0
+        while sent < file.length {
+            var buffer = ByteBuffer()
+            let count = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: min(1 << 20, file.length - sent)) {
+                pread(descriptor, $0.baseAddress!, min($0.count, file.length - sent), off_t(sent))
+            }
+            guard count > 0 else { throw RenderedFileError(path: file.path) }
+            try await writer.write(buffer)
+            sent += count
+        }
+        return Int64(sent)
     }
 
     /// Reads ahead the newest segments of a live playlist as it is served.
     static func startReadAhead(after rendered: RenderedPlaylist, components: ServerComponents) {
         if let readAhead = components.readAhead, rendered.isLive {
-            readAhead.enqueue(Array(rendered.segments.suffix(components.configuration.prefetchCount)))
+            readAhead.enqueue(rendered.newestSegments)
         }
     }
 
@@ -77,7 +102,9 @@ struct PlaylistResponder {
             return
                 "public, max-age=\(max(1, Int(PlaylistFreshness.liveFreshSeconds(targetDuration: rendered.targetDuration))))"
         }
-        let remaining = metadata.expiry.map { Int(max(0, $0.timeIntervalSinceNow)) } ?? 60
+        let remaining =
+            metadata.expiry.map { Int(min(max(0, $0.timeIntervalSinceNow), Double(CacheDirectives.maxDeltaSeconds))) }
+            ?? 60
         return "public, max-age=\(rendered.isMultivariant ? min(60, remaining) : remaining)"
     }
 
@@ -86,6 +113,7 @@ struct PlaylistResponder {
             return rendered
         }
         var bytes: [UInt8] = []
+        bytes.reserveCapacity(Int(clamping: min(response.metadata.contentLength ?? 0, 64 << 20)))
         for try await chunk in response.body { bytes.append(contentsOf: chunk) }
         let rendered = try render(key: key, bytes: bytes)
         if response.isStored {
@@ -102,20 +130,21 @@ struct PlaylistResponder {
         } catch {
             throw InvalidPlaylistError(url: key.url, error: error)
         }
-        let rewritten: [UInt8]
+        let body: RenderedBody
         do throws(PlaylistError) {
-            rewritten = try playlist.rewritten(playlistURL: key.url, mapping: mapping)
+            let playlists = components.playlists
+            body = try playlist.withRewritten(playlistURL: key.url, mapping: mapping) { playlists.body(for: $0) }
         } catch {
             throw InvalidPlaylistError(url: key.url, error: error)
         }
-        var segments: [CacheKey] = []
-        if playlist.kind == .media {
-            segments = SegmentIndex.segmentKeys(of: playlist, url: key.url)
+        var newest: [CacheKey] = []
+        if playlist.kind == .media, let segments = SegmentIndex.segmentKeys(of: playlist, url: key.url) {
             components.segmentIndex.record(playlist: key.url, segments: segments, isVOD: !playlist.isLive)
+            newest = Array(segments.suffix(components.configuration.prefetchCount))
         }
         return RenderedPlaylist(
-            body: ByteBuffer(bytes: rewritten), isLive: playlist.isLive, isMultivariant: playlist.kind == .multivariant,
-            targetDuration: playlist.targetDuration, segments: segments)
+            body: body, isLive: playlist.isLive, isMultivariant: playlist.kind == .multivariant,
+            targetDuration: playlist.targetDuration, newestSegments: newest)
     }
 
     /// Proxy URLs for every URI; in reverse mode, the origin's own URLs become plain paths on hlscache.
@@ -146,6 +175,12 @@ struct PlaylistResponder {
         }
         return bytes
     }
+}
+
+/// A rendering kept on disk could not be read back (the cache directory was changed under the server).
+struct RenderedFileError: Error, CustomStringConvertible {
+    let path: String
+    var description: String { "cannot read the rendered playlist \(path)" }
 }
 
 /// A public base URL without its trailing slashes.

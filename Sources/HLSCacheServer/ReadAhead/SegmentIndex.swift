@@ -62,15 +62,22 @@ final class SegmentIndex: Sendable {
         }
     }
 
+    /// The most segments of one playlist the index holds: a longer playlist (some 55 hours of 4-second segments)
+    /// is served and cached, but not indexed, so its size cannot make the index grow without bound.
+    static let maxSegmentsPerPlaylist = 50_000
+
     /// The cache keys of a media playlist's segments (byte ranges included), in order; gaps and URIs that
-    /// cannot be resolved are left out.
-    static func segmentKeys(of playlist: Playlist, url: String) -> [CacheKey] {
-        playlist.references(playlistURL: url).compactMap { reference in
-            guard case .segment = reference.role else { return nil }
-            let range = reference.byteRange.flatMap {
-                CacheByteRange(offset: Int64($0.offset ?? 0), length: Int64($0.length))
-            }
-            return CacheKey(url: reference.url, range: range)
+    /// cannot be resolved are left out. `nil` when the playlist has more than ``maxSegmentsPerPlaylist``.
+    static func segmentKeys(of playlist: Playlist, url: String) -> [CacheKey]? {
+        let targets = playlist.segmentTargets(playlistURL: url, limit: maxSegmentsPerPlaylist + 1)
+        guard targets.count <= maxSegmentsPerPlaylist else { return nil }
+        return targets.compactMap { target in
+            guard let written = target.byteRange else { return CacheKey(url: target.url) }
+            // A zero-length range names no bytes: nothing to read ahead.
+            guard written.length > 0,
+                let range = CacheByteRange(offset: Int64(written.offset ?? 0), length: Int64(written.length))
+            else { return nil }
+            return CacheKey(url: target.url, range: range)
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import Logging
 import NIOCore
 import OriginClient
@@ -39,13 +40,22 @@ public struct HLSCacheServer: Sendable {
         let logger = components.logger
         let components = components
         let hitPath = configuration.eventLoopHits
+        let connections = Self.connectionCounter(configuration: configuration, logger: logger)
+        let timeouts = ConnectionTimeouts(
+            requestHead: TimeAmount(configuration.requestHeadTimeout), idle: TimeAmount(configuration.idleTimeout))
         let application = Application(
             responder: ProxyResponder(components: components),
             server: .http1(
                 configuration: .init(
-                    additionalChannelHandlers: hitPath ? [HitPathHandler(components: components)] : [])),
+                    additionalChannelHandlers: [ConnectionGuard(counter: connections, timeouts: timeouts)]
+                        + (hitPath ? [HitPathHandler(components: components)] : []))),
             configuration: .init(
-                address: .hostname(configuration.host, port: configuration.port), serverName: "hlscache"),
+                address: .hostname(configuration.host, port: configuration.port), serverName: "hlscache",
+                backlog: 1024,
+                // Past the cap, stop accepting (the kernel's backlog holds the rest); the guard's own, slightly
+                // lower cap answers 503 first.
+                availableConnectionsDelegate: MaximumAvailableConnections(
+                    connections.limit + 16, logger: Logger(label: "hlscache.connections"))),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? configuration.port
                 logger.info(
@@ -81,6 +91,38 @@ public struct HLSCacheServer: Sendable {
             logger.warning("the origin client threads did not stop within 2 s")
         }
         logger.info("hlscache stopped", metadata: ["cache_entries": "\(components.cache.statistics.entries)"])
+    }
+}
+
+extension HLSCacheServer {
+    /// Raises the open-file limit to its hard limit and sizes the connection cap to fit in it.
+    fileprivate static func connectionCounter(configuration: ServerConfiguration, logger: Logger) -> ConnectionCounter {
+        let files = OpenFileLimit.raise()
+        let openFiles = files?.after ?? 1024
+        let limit = OpenFileLimit.connectionLimit(openFiles: openFiles, requested: configuration.maxConnections)
+        logger.info(
+            "connection limits",
+            metadata: [
+                "open_files_before": "\(files?.before ?? -1)", "open_files": "\(openFiles)",
+                "max_connections": "\(limit)",
+                "request_head_timeout_s": "\(configuration.requestHeadTimeout.seconds)",
+                "idle_timeout_s": "\(configuration.idleTimeout.seconds)",
+            ])
+        if limit < configuration.maxConnections {
+            logger.warning(
+                "fewer connections than --max-connections fit in the open-file limit",
+                metadata: ["max_connections": "\(configuration.maxConnections)", "open_files": "\(openFiles)"])
+        }
+        return ConnectionCounter(limit: limit)
+    }
+}
+
+extension TimeAmount {
+    /// The same span as `duration`, in nanoseconds (saturating).
+    fileprivate init(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        let (nanoseconds, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        self = .nanoseconds(overflow ? .max : nanoseconds &+ attoseconds / 1_000_000_000)
     }
 }
 

@@ -21,6 +21,20 @@ enum OriginTarget {
         return String(origin)
     }
 
+    /// Whether a forward-mode target (`/o/…`) names an origin URL with userinfo (`user:password@host`): such
+    /// targets are refused, never forwarded, so that no credential from a request reaches an origin. (A reverse
+    /// origin's userinfo is the operator's own configuration.)
+    static func isRefusedForward(target: String, origin: String) -> Bool {
+        target.hasPrefix(ProxyURL.pathPrefix) && hasUserInfo(origin)
+    }
+
+    /// Whether an origin URL carries userinfo.
+    static func hasUserInfo(_ url: String) -> Bool {
+        guard let schemeEnd = ByteSearch.offset(of: "://", in: url) else { return false }
+        let authority = ByteSearch.prefix(of: url, from: schemeEnd + 3, stoppingAt: "/?#")
+        return authority.utf8.contains(UInt8(ascii: "@"))
+    }
+
     /// The host of an origin URL, for the address policy's check before any traffic.
     static func host(of url: String) -> String? {
         guard let components = URLComponents(string: url) else {

@@ -47,6 +47,9 @@ struct ProxyResponder: HTTPResponder {
             return exchange.fail(.notFound, "no origin in \(target): use /o/<scheme>/<host>/<path> or --origin")
         }
         exchange.originURL = origin
+        guard !OriginTarget.isRefusedForward(target: target, origin: origin) else {
+            return exchange.fail(.badRequest, "credentials in an origin URL are refused: remove user:password@")
+        }
         guard let host = OriginTarget.host(of: origin), !host.isEmpty else {
             return exchange.fail(.badRequest, "cannot read a host in \(origin)")
         }

@@ -45,7 +45,8 @@ final class ServerComponents: Sendable {
             configuration.prefetchCount > 0
             ? ReadAhead(cache: cache, concurrency: configuration.prefetchConcurrency, logger: logger) : nil
         // The memory budget: a quarter for rewritten playlists, the rest for small hot objects.
-        playlists = RenderedPlaylists(maxBytes: configuration.memoryCacheBytes / 4)
+        playlists = RenderedPlaylists(
+            maxBytes: configuration.memoryCacheBytes / 4, cacheDirectory: configuration.cacheDirectory)
         hotObjects = HotObjects(maxBytes: configuration.memoryCacheBytes - configuration.memoryCacheBytes / 4)
     }
 

@@ -74,8 +74,16 @@ public struct AttributeList: Sendable, Hashable {
     /// The value of `name` as written (quoted strings without quotes).
     public func string(_ name: String) -> String? { self[name]?.value }
 
-    /// The value of `name` as a decimal-integer.
-    public func integer(_ name: String) -> Int? { self[name].flatMap { Int($0.value) } }
+    /// The value of `name` as a decimal-integer (digits only), or `nil` when it does not fit in `Int`.
+    public func integer(_ name: String) -> Int? { self[name].flatMap { PlaylistNumbers.decimalInteger($0.value) } }
+
+    /// The value of `name` as a duration: a finite number of seconds in `0...2³² − 1`, else `nil`.
+    public func seconds(_ name: String) -> Double? { self[name].flatMap { PlaylistNumbers.seconds($0.value) } }
+
+    /// The value of `name` as a signed duration: a finite number of seconds within ±(2³² − 1), else `nil`.
+    public func signedSeconds(_ name: String) -> Double? {
+        self[name].flatMap { PlaylistNumbers.signedSeconds($0.value) }
+    }
 
     /// The value of `name` as a decimal-floating-point or signed-decimal-floating-point number.
     public func double(_ name: String) -> Double? {
@@ -86,7 +94,9 @@ public struct AttributeList: Sendable, Hashable {
     public func resolution(_ name: String) -> Resolution? {
         guard let value = self[name]?.value else { return nil }
         let parts = value.split(whereSeparator: { $0 == "x" || $0 == "X" })
-        guard parts.count == 2, let width = Int(parts[0]), let height = Int(parts[1]) else { return nil }
+        guard parts.count == 2, let width = PlaylistNumbers.decimalInteger(parts[0]),
+            let height = PlaylistNumbers.decimalInteger(parts[1])
+        else { return nil }
         return Resolution(width: width, height: height)
     }
 

@@ -100,13 +100,15 @@ public struct ByteRange: Sendable, Hashable {
         self.offset = offset
     }
 
-    /// Parses `n[@o]`.
+    /// Parses `n[@o]` (`n@` is read as `n`); `nil` when either number is not a decimal-integer or the range's end does not fit in `Int`.
     /// - Parameter text: the value.
     public init?(parsing text: some StringProtocol) {
         let parts = text.trimmingBlanks().split(separator: "@", maxSplits: 1, omittingEmptySubsequences: false)
-        guard let length = Int(parts[0]), length >= 0 else { return nil }
-        if parts.count == 2 {
-            guard let offset = Int(parts[1]), offset >= 0 else { return nil }
+        guard let length = PlaylistNumbers.decimalInteger(parts[0]) else { return nil }
+        if parts.count == 2, !parts[1].isEmpty {
+            guard let offset = PlaylistNumbers.decimalInteger(parts[1]), offset <= Int.max - length else {
+                return nil
+            }
             self.init(length: length, offset: offset)
         } else {
             self.init(length: length, offset: nil)

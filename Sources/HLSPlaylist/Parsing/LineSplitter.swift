@@ -6,6 +6,20 @@ struct LineSplitter {
 
     init(_ buffer: UnsafeBufferPointer<UInt8>) { self.buffer = buffer }
 
+    /// At least the number of lines in `buffer` (LF and CR each end one; a CRLF counts twice), for reserving.
+    static func lineCountBound(_ buffer: UnsafeBufferPointer<UInt8>) -> Int {
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return 1 }
+        var lines = 1
+        for terminator in [ASCII.lf, ASCII.cr] {
+            var start = 0
+            while start < buffer.count, let found = memchr(base + start, Int32(terminator), buffer.count - start) {
+                lines += 1
+                start = UnsafeRawPointer(found) - UnsafeRawPointer(base) + 1
+            }
+        }
+        return lines
+    }
+
     /// Calls `body` with each line's start and end (terminator excluded) until it returns false.
     /// A final line without a terminator is reported; an empty final line after the last terminator is not.
     @inline(__always)

@@ -12,6 +12,9 @@ public struct PlaylistError: Error, Sendable, Hashable, CustomStringConvertible 
         case malformedAttributeList = "malformed_attribute_list"
         case undefinedVariable = "undefined_variable"
         case invalidBaseURL = "invalid_base_url"
+        case numberOutOfRange = "number_out_of_range"
+        case outputTooLarge = "output_too_large"
+        case uriTooLong = "uri_too_long"
     }
 
     private let code: Code
@@ -67,6 +70,24 @@ public struct PlaylistError: Error, Sendable, Hashable, CustomStringConvertible 
         PlaylistError(.invalidBaseURL, line: 0, reason: "playlist URL is not an absolute URL: \(url)")
     }
 
+    /// A tag's number is out of the range hlscache can compute with (a sequence number or byte offset that would
+    /// overflow, a duration that is not finite or longer than 2³² − 1 seconds).
+    public static func numberOutOfRange(line: Int, tag: String, value: String) -> PlaylistError {
+        PlaylistError(.numberOutOfRange, line: line, reason: "number out of range in \(tag): \(value.prefix(64))")
+    }
+
+    /// The rewritten playlist would be larger than ``RewriteLimits`` allow (an EXT-X-DEFINE expansion bomb).
+    public static func outputTooLarge(line: Int, limit: Int) -> PlaylistError {
+        PlaylistError(
+            .outputTooLarge, line: line,
+            reason: "rewritten playlist would exceed \(limit) bytes (EXT-X-DEFINE expansion or URIs too long)")
+    }
+
+    /// A URI is longer than ``RewriteLimits/maxURIBytes`` once its variables are substituted.
+    public static func uriTooLong(line: Int, limit: Int) -> PlaylistError {
+        PlaylistError(.uriTooLong, line: line, reason: "URI longer than \(limit) bytes after variable substitution")
+    }
+
     /// Whether two errors are of the same kind, whatever their line and reason.
     public func isSameKind(as other: PlaylistError) -> Bool { code == other.code }
 }
@@ -82,9 +103,10 @@ public struct ParseLimits: Sendable, Hashable {
     /// - Parameters:
     ///   - maxLineBytes: the longest line accepted, in bytes.
     ///   - maxBodyBytes: the largest playlist accepted, in bytes.
+    ///   Both are capped at 1 GiB: the parser's index stores offsets as 32-bit numbers.
     public init(maxLineBytes: Int = 1 << 20, maxBodyBytes: Int = 16 << 20) {
-        self.maxLineBytes = maxLineBytes
-        self.maxBodyBytes = maxBodyBytes
+        self.maxLineBytes = min(max(0, maxLineBytes), 1 << 30)
+        self.maxBodyBytes = min(max(0, maxBodyBytes), 1 << 30)
     }
 
     /// 1 MiB lines, 16 MiB playlists.

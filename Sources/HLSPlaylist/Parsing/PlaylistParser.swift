@@ -37,15 +37,16 @@ struct PlaylistParser {
     let limits: ParseLimits
 
     func parse(_ input: [UInt8]) throws(PlaylistError) -> Playlist {
-        guard input.count <= limits.maxBodyBytes else {
-            throw .bodyTooLarge(bytes: input.count, limit: limits.maxBodyBytes)
-        }
+        // Offsets are indexed as 32-bit numbers: never more than 1 GiB, whatever the limits say.
+        let maxBody = min(limits.maxBodyBytes, 1 << 30)
+        guard input.count <= maxBody else { throw .bodyTooLarge(bytes: input.count, limit: maxBody) }
         var source = input
         if source.starts(with: [0xEF, 0xBB, 0xBF]) { source.removeFirst(3) }
         if let badLine = UTF8Check.firstInvalidLine(source) { throw .notUTF8(line: badLine) }
 
         var records: [LineRecord] = []
-        records.reserveCapacity(source.count / 24 + 4)
+        // One record per line, counted first (memchr-fast), so that a large playlist's index is allocated once.
+        records.reserveCapacity(source.withUnsafeBufferPointer { LineSplitter.lineCountBound($0) })
         var places: [URIPlace] = []
         var definitions: [VariableDefinition] = []
         var spans: [AttributeSpan] = []
@@ -92,6 +93,7 @@ struct PlaylistParser {
         }
         if let failure { throw failure }
         let playlist = Playlist(source: source, records: records, places: places, definitions: definitions)
+        try PlaylistNumberCheck.check(playlist)
         try VariableSubstitution.checkDeclared(playlist)
         return playlist
     }

@@ -23,16 +23,17 @@ extension Tag {
         let trimmed = value?.trimmingBlanks()
         switch name {
         case .extm3u: return .header
-        case .version: return trimmed.flatMap { Int($0) }.map(Tag.version)
+        case .version: return trimmed.flatMap(PlaylistNumbers.decimalInteger).map(Tag.version)
         case .independentSegments: return .independentSegments
-        case .targetDuration: return trimmed.flatMap(integerPart).map(Tag.targetDuration)
-        case .mediaSequence: return trimmed.flatMap { Int($0) }.map(Tag.mediaSequence)
-        case .discontinuitySequence: return trimmed.flatMap { Int($0) }.map(Tag.discontinuitySequence)
+        case .targetDuration: return trimmed.flatMap(PlaylistNumbers.wholeSeconds).map(Tag.targetDuration)
+        case .mediaSequence: return trimmed.flatMap(PlaylistNumbers.decimalInteger).map(Tag.mediaSequence)
+        case .discontinuitySequence:
+            return trimmed.flatMap(PlaylistNumbers.decimalInteger).map(Tag.discontinuitySequence)
         case .endList: return .endList
         case .iFramesOnly: return .iFramesOnly
         case .discontinuity: return .discontinuity
         case .gap: return .gap
-        case .bitrate: return trimmed.flatMap { Int($0) }.map(Tag.bitrate)
+        case .bitrate: return trimmed.flatMap(PlaylistNumbers.decimalInteger).map(Tag.bitrate)
         case .byteRange: return trimmed.flatMap(ByteRange.init(parsing:)).map(Tag.byteRange)
         case .programDateTime: return trimmed.map { .programDateTime(String($0)) }
         case .playlistType:
@@ -46,23 +47,17 @@ extension Tag {
             guard let value else { return nil }
             let comma = value.firstIndex(of: ",")
             let durationText = value[..<(comma ?? value.endIndex)].trimmingBlanks()
-            guard let duration = Double(durationText) else { return nil }
+            guard let duration = PlaylistNumbers.signedSeconds(durationText) else { return nil }
             let title = comma.map { String(value[value.index(after: $0)...]) } ?? ""
             return .segmentInfo(SegmentInfo(duration: duration, title: title))
         default: return nil
         }
     }
 
-    /// `10` or, leniently, `10.0`.
-    private static func integerPart(_ text: Substring) -> Int? {
-        if let integer = Int(text) { return integer }
-        return Double(text).flatMap { $0.isFinite ? Int($0.rounded(.up)) : nil }
-    }
-
     private static func decode(_ name: TagName, _ list: AttributeList) -> Tag? {
         switch name {
         case .start:
-            guard let offset = list.double("TIME-OFFSET") else { return nil }
+            guard let offset = list.signedSeconds("TIME-OFFSET") else { return nil }
             return .start(StartTag(timeOffset: offset, precise: list.bool("PRECISE") ?? false, attributes: list))
         case .define:
             if let name = list.string("NAME"), let value = list.string("VALUE") {
@@ -74,13 +69,13 @@ extension Tag {
             }
             return nil
         case .partInf:
-            return list.double("PART-TARGET").map { .partInf(PartInfTag(partTarget: $0, attributes: list)) }
+            return list.seconds("PART-TARGET").map { .partInf(PartInfTag(partTarget: $0, attributes: list)) }
         case .serverControl:
             return .serverControl(
                 ServerControlTag(
-                    canSkipUntil: list.double("CAN-SKIP-UNTIL"),
+                    canSkipUntil: list.seconds("CAN-SKIP-UNTIL"),
                     canSkipDateRanges: list.bool("CAN-SKIP-DATERANGES") ?? false,
-                    holdBack: list.double("HOLD-BACK"), partHoldBack: list.double("PART-HOLD-BACK"),
+                    holdBack: list.seconds("HOLD-BACK"), partHoldBack: list.seconds("PART-HOLD-BACK"),
                     canBlockReload: list.bool("CAN-BLOCK-RELOAD") ?? false, attributes: list))
         case .key, .sessionKey:
             guard let method = list.string("METHOD") else { return nil }
@@ -100,11 +95,11 @@ extension Tag {
             return .dateRange(
                 DateRangeTag(
                     id: id, classID: list.string("CLASS"), startDate: list.string("START-DATE"),
-                    endDate: list.string("END-DATE"), duration: list.double("DURATION"),
-                    plannedDuration: list.double("PLANNED-DURATION"), endOnNext: list.bool("END-ON-NEXT") ?? false,
+                    endDate: list.string("END-DATE"), duration: list.seconds("DURATION"),
+                    plannedDuration: list.seconds("PLANNED-DURATION"), endOnNext: list.bool("END-ON-NEXT") ?? false,
                     assetURI: list.string("X-ASSET-URI"), assetList: list.string("X-ASSET-LIST"), attributes: list))
         case .part:
-            guard let uri = list.string("URI"), let duration = list.double("DURATION") else { return nil }
+            guard let uri = list.string("URI"), let duration = list.seconds("DURATION") else { return nil }
             return .part(
                 PartTag(
                     uri: uri, duration: duration, independent: list.bool("INDEPENDENT") ?? false,

@@ -11,21 +11,47 @@ extension Playlist {
     ///   - playlistURL: the absolute URL the playlist was fetched from.
     ///   - mapping: what each resolved URL becomes.
     ///   - imports: the parent multivariant playlist's variables, for EXT-X-DEFINE:IMPORT.
+    ///   - limits: how large the output and each substituted URI may grow; checked while rendering.
     /// - Returns: the rewritten playlist, LF line endings, ending with a newline.
-    /// - Throws: ``PlaylistError/invalidBaseURL(_:)`` when `playlistURL` is not absolute.
+    /// - Throws: ``PlaylistError/invalidBaseURL(_:)`` when `playlistURL` is not absolute;
+    ///   ``PlaylistError/uriTooLong(line:limit:)`` and ``PlaylistError/outputTooLarge(line:limit:)`` when variable
+    ///   substitution or rewriting would exceed `limits`.
     public func rewritten(
-        playlistURL: String, mapping: URIMapping, imports: [String: String] = [:]
+        playlistURL: String, mapping: URIMapping, imports: [String: String] = [:], limits: RewriteLimits = .default
     ) throws(PlaylistError) -> [UInt8] {
+        try withRewritten(playlistURL: playlistURL, mapping: mapping, imports: imports, limits: limits) { Array($0) }
+    }
+
+    /// Rewrites every URI place, as ``rewritten(playlistURL:mapping:imports:limits:)`` does, and passes the result
+    /// to `body` without copying it first: for a large playlist, one copy (into the caller's buffer) instead of two.
+    /// - Parameters:
+    ///   - playlistURL: the absolute URL the playlist was fetched from.
+    ///   - mapping: what each resolved URL becomes.
+    ///   - imports: the parent multivariant playlist's variables, for EXT-X-DEFINE:IMPORT.
+    ///   - limits: how large the output and each substituted URI may grow.
+    ///   - body: reads the rewritten bytes, valid during the call only.
+    /// - Returns: what `body` returns.
+    /// - Throws: as ``rewritten(playlistURL:mapping:imports:limits:)``.
+    public func withRewritten<Result>(
+        playlistURL: String, mapping: URIMapping, imports: [String: String] = [:], limits: RewriteLimits = .default,
+        _ body: (UnsafeBufferPointer<UInt8>) -> Result
+    ) throws(PlaylistError) -> Result {
         guard let base = BaseURL(playlistURL) else { throw .invalidBaseURL(playlistURL) }
-        var output = ByteWriter(capacity: source.count + places.count * 48 + records.count)
+        let outputLimit = limits.maxOutputBytes(inputBytes: source.count, uriPlaces: places.count)
+        var output = ByteWriter(capacity: min(source.count + places.count * 48 + records.count, outputLimit))
         var scratch = ByteWriter(capacity: 1024)
         var substituted = ByteWriter(capacity: 1024)
+        var failure: PlaylistError?
         source.withUnsafeBufferPointer { bytes in
             let hasVariables = bytes.containsVariableReference()
             let values =
                 hasVariables ? VariableSubstitution.values(of: self, query: base.queryString, imports: imports) : [:]
             places.withUnsafeBufferPointer { places in
-                for record in records {
+                for (index, record) in records.enumerated() {
+                    guard output.count <= outputLimit else {
+                        failure = .outputTooLarge(line: index, limit: outputLimit)
+                        return
+                    }
                     guard record.placeCount > 0 else {
                         output.append(bytes, record.start..<record.end)
                         output.append(ASCII.lf)
@@ -41,7 +67,15 @@ extension Playlist {
                         var mapped: Bool
                         if hasVariables, VariableSubstitution.mayHaveReference(bytes, range) {
                             substituted.removeAll()
-                            mapped = VariableSubstitution.substitute(bytes, range, values: values, into: &substituted)
+                            switch VariableSubstitution.substitute(
+                                bytes, range, values: values, into: &substituted, limit: limits.maxURIBytes)
+                            {
+                            case .complete: mapped = true
+                            case .unknownVariable: mapped = false
+                            case .tooLong:
+                                failure = .uriTooLong(line: index + 1, limit: limits.maxURIBytes)
+                                return
+                            }
                             if mapped {
                                 mapped = Self.map(
                                     substituted.bytes, base: base, mapping: mapping, scratch: &scratch, output: &output)
@@ -58,14 +92,18 @@ extension Playlist {
                 }
             }
         }
-        return output.array
+        if let failure { throw failure }
+        guard output.count <= outputLimit else { throw .outputTooLarge(line: records.count, limit: outputLimit) }
+        return body(output.bytes)
     }
 
     /// Rewrites and returns the text; see ``rewritten(playlistURL:mapping:imports:)``.
     public func rewrittenText(
-        playlistURL: String, mapping: URIMapping, imports: [String: String] = [:]
+        playlistURL: String, mapping: URIMapping, imports: [String: String] = [:], limits: RewriteLimits = .default
     ) throws(PlaylistError) -> String {
-        String(decoding: try rewritten(playlistURL: playlistURL, mapping: mapping, imports: imports), as: UTF8.self)
+        String(
+            decoding: try rewritten(playlistURL: playlistURL, mapping: mapping, imports: imports, limits: limits),
+            as: UTF8.self)
     }
 
     /// The variables this (multivariant) playlist offers to EXT-X-DEFINE:IMPORT in its media playlists.
@@ -90,7 +128,9 @@ extension Playlist {
                 substituted.removeAll()
                 scratch.removeAll()
                 guard
-                    VariableSubstitution.substitute(bytes, place.start..<place.end, values: values, into: &substituted),
+                    VariableSubstitution.substitute(
+                        bytes, place.start..<place.end, values: values, into: &substituted,
+                        limit: RewriteLimits.default.maxURIBytes) == .complete,
                     URLResolver.resolve(substituted.bytes, against: base, into: &scratch) != nil
                 else {
                     results.append(nil)

@@ -52,24 +52,42 @@ enum VariableSubstitution {
         return false
     }
 
-    /// Appends the range with its references replaced; returns false if one has no known value.
+    /// How a substitution went.
+    enum Substitution: Equatable {
+        /// Every reference had a value.
+        case complete
+        /// A reference has no known value (an IMPORT not supplied, a QUERYPARAM not in the URL).
+        case unknownVariable
+        /// The result would be longer than the limit: it was not completed.
+        case tooLong
+    }
+
+    /// Appends the range with its references replaced, stopping before the appended bytes exceed `limit`.
     static func substitute(
         _ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, values: [String: [UInt8]],
-        into output: inout ByteWriter
-    ) -> Bool {
+        into output: inout ByteWriter, limit: Int
+    ) -> Substitution {
+        let start = output.count
         var cursor = range.lowerBound
-        var complete = true
+        var result = Substitution.complete
         forEachReference(bytes, range) { name in
+            guard result != .tooLong else { return }
             guard let value = values[String(decoding: bytes[name], as: UTF8.self)] else {
-                complete = false
+                if result == .complete { result = .unknownVariable }
                 return
             }
-            output.append(bytes, cursor..<(name.lowerBound - 2))
+            let literal = cursor..<(name.lowerBound - 2)
+            guard output.count - start + literal.count + value.count <= limit else {
+                result = .tooLong
+                return
+            }
+            output.append(bytes, literal)
             output.append(value)
             cursor = name.upperBound + 1
         }
+        guard result != .tooLong, output.count - start + (range.upperBound - cursor) <= limit else { return .tooLong }
         output.append(bytes, cursor..<range.upperBound)
-        return complete
+        return result
     }
 
     /// Calls `body` with the name range of each `{$NAME}` reference in order.

@@ -12,7 +12,11 @@ struct HTTPFetcher: Sendable {
         var request = OriginRequest(url: url, acceptEncoding: range == nil && url.contains(".m3u8"))
         if let range {
             let first = Int64(range.offset ?? 0)
-            request.byteRange = .closed(first...(first + Int64(range.length) - 1))
+            let (end, overflow) = first.addingReportingOverflow(Int64(range.length))
+            guard range.length > 0, !overflow else {
+                throw FetchFailure(status: 400, description: "invalid byte range \(range.length)@\(first) for \(url)")
+            }
+            request.byteRange = .closed(first...(end - 1))
         }
         let response: OriginResponse
         do {

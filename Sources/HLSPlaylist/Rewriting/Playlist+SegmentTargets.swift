@@ -1,0 +1,88 @@
+/// Where a media segment is fetched from: its resolved URL and, for an EXT-X-BYTERANGE segment, which bytes.
+public struct SegmentTarget: Sendable, Hashable {
+    /// The absolute URL after variable substitution and RFC 3986 resolution.
+    public var url: String
+    /// The segment's byte range, with its offset made explicit, or `nil` for the whole resource.
+    public var byteRange: ByteRange?
+
+    /// Creates a target.
+    /// - Parameters:
+    ///   - url: the absolute URL.
+    ///   - byteRange: the byte range, offset explicit.
+    public init(url: String, byteRange: ByteRange?) {
+        self.url = url
+        self.byteRange = byteRange
+    }
+}
+
+extension Playlist {
+    /// The target of every media segment, in order, from one pass over the lines: what ``references(playlistURL:imports:)``
+    /// gives for segments, without building a ``Segment`` per line, so that a playlist of a million segments costs
+    /// a URL each and no more.
+    ///
+    /// EXT-X-GAP segments and URIs that cannot be resolved are left out.
+    /// - Parameters:
+    ///   - playlistURL: the absolute URL the playlist was fetched from.
+    ///   - imports: the parent multivariant playlist's variables, for EXT-X-DEFINE:IMPORT.
+    ///   - limit: the most targets returned; the walk stops there.
+    /// - Returns: the targets, at most `limit`.
+    public func segmentTargets(
+        playlistURL: String, imports: [String: String] = [:], limit: Int = .max
+    ) -> [SegmentTarget] {
+        guard kind == .media, let base = BaseURL(playlistURL) else { return [] }
+        let hasVariables = source.withUnsafeBufferPointer { $0.containsVariableReference() }
+        let values =
+            hasVariables ? VariableSubstitution.values(of: self, query: base.queryString, imports: imports) : [:]
+        var targets: [SegmentTarget] = []
+        var pendingRange: ByteRange?
+        var gap = false
+        var nextOffset: [String: Int] = [:]
+        var substituted = ByteWriter(capacity: 256)
+        var scratch = ByteWriter(capacity: 256)
+        let allLines = lines
+        for index in records.indices where targets.count < limit {
+            let record = records[index]
+            if record.kind == .tag {
+                switch record.tag {
+                case .byteRange:
+                    if case .byteRange(let range)? = allLines[index].tag { pendingRange = range }
+                case .gap: gap = true
+                default: break
+                }
+                continue
+            }
+            guard record.kind == .uri, record.placeCount > 0 else { continue }
+            var range = pendingRange
+            pendingRange = nil
+            let isGap = gap
+            gap = false
+            if var explicit = range {
+                let written = String(decoding: source[record.trimmedStart..<record.trimmedEnd], as: UTF8.self)
+                explicit.offset = explicit.offset ?? nextOffset[written] ?? 0
+                // Checked at parse time (PlaylistNumberCheck): the end fits in Int.
+                nextOffset[written] = explicit.offset! + explicit.length
+                range = explicit
+            }
+            guard !isGap else { continue }
+            let place = places[Int(record.firstPlace)]
+            substituted.removeAll()
+            scratch.removeAll()
+            let resolved = source.withUnsafeBufferPointer { bytes -> Bool in
+                let span = place.start..<place.end
+                if hasVariables, VariableSubstitution.mayHaveReference(bytes, span) {
+                    guard
+                        VariableSubstitution.substitute(
+                            bytes, span, values: values, into: &substituted,
+                            limit: RewriteLimits.default.maxURIBytes) == .complete
+                    else { return false }
+                    return URLResolver.resolve(substituted.bytes, against: base, into: &scratch) != nil
+                }
+                return URLResolver.resolve(UnsafeBufferPointer(rebasing: bytes[span]), against: base, into: &scratch)
+                    != nil
+            }
+            guard resolved else { continue }
+            targets.append(SegmentTarget(url: String(decoding: scratch.bytes, as: UTF8.self), byteRange: range))
+        }
+        return targets
+    }
+}
