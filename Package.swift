@@ -72,6 +72,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .executableTarget(
+            name: "hlscache-fuzz",
+            dependencies: ["HLSPlaylist", "SegmentCache"],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
             name: "hlscache-bench",
             dependencies: ["HLSPlaylist", "OriginClient", "SegmentCache"],
             swiftSettings: swiftSettings

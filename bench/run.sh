@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds hlscache in release mode and prints one figure per line, `name value`.
-# Usage: bench/run.sh [NAME]   (NAME: rewrite, origin, cache, serve, live, prefetch; all when omitted)
+# Usage: bench/run.sh [NAME]   (NAME: rewrite, origin, cache, serve, live, prefetch, fuzz; all when omitted)
 set -euo pipefail
+# The fuzzers build apart, with sanitizers (bench/fuzz.sh; HLSCACHE_FUZZ_RUNS per harness, default 10 million).
+if [ "${1:-}" = fuzz ]; then exec "$(dirname "$0")/fuzz.sh" "${HLSCACHE_FUZZ_RUNS:-10000000}"; fi
 trap 'for p in ${nginx_pid:-} ${serve_pid:-} ${slow_pid:-} ${proxy_cache_pid:-} ${varnish_pid:-}; do kill "$p" 2>/dev/null; done; true' EXIT
 cd "$(dirname "$0")/.."
 corpus="${HLSCACHE_CORPUS:-$(cd .. && pwd)/shared/corpus}"
@@ -329,5 +331,5 @@ case "$want" in
         rm -f "$figures"
         echo "bench: wrote bench/RESULTS.md and bench/results.png" >&2
         ;;
-    *) echo "unknown benchmark: $want (known: rewrite, origin, cache, serve, live, prefetch)" >&2; exit 64 ;;
+    *) echo "unknown benchmark: $want (known: rewrite, origin, cache, serve, live, prefetch, fuzz)" >&2; exit 64 ;;
 esac

@@ -19,6 +19,8 @@ final class ServerMetrics: Sendable {
     private let cacheEntries: CoreMetrics.Gauge
     private let fillsDeduplicated: CoreMetrics.Counter
     private let diskErrors: CoreMetrics.Counter
+    /// `hlscache_playlist_renders_total`: playlists parsed and rewritten for serving (once per origin version).
+    let playlistRenders: CoreMetrics.Counter
     private let requestDuration: CoreMetrics.Timer
     private let eventLoopHits: [HitBodyKind: CoreMetrics.Counter]
     private let servedTotal = Atomic<Int64>(0)
@@ -42,6 +44,7 @@ final class ServerMetrics: Sendable {
         cacheEntries = CoreMetrics.Gauge(label: "hlscache_cache_entries", factory: factory)
         fillsDeduplicated = CoreMetrics.Counter(label: "hlscache_fills_deduplicated_total", factory: factory)
         diskErrors = CoreMetrics.Counter(label: "hlscache_cache_disk_errors_total", factory: factory)
+        playlistRenders = CoreMetrics.Counter(label: "hlscache_playlist_renders_total", factory: factory)
         var eventLoopHits: [HitBodyKind: CoreMetrics.Counter] = [:]
         for body in HitBodyKind.allCases {
             eventLoopHits[body] = CoreMetrics.Counter(

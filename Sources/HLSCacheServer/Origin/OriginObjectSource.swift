@@ -58,7 +58,7 @@ struct OriginObjectSource: ObjectSource {
         let cacheable = !directives.noStore
         if let range = key.range {
             if response.status == 206 {
-                let contentRange = ContentRange(response.header("content-range") ?? "")
+                let contentRange = ContentRange(header: response.header("content-range") ?? "")
                 guard let contentRange, contentRange.first == range.offset, contentRange.last <= range.upperBound - 1,
                     contentRange.last == range.upperBound - 1 || contentRange.completeLength == contentRange.last + 1
                 else {
@@ -75,7 +75,7 @@ struct OriginObjectSource: ObjectSource {
                     return SourceResponse(
                         status: 200, cacheable: false,
                         contentType: contentType ?? ContentTypes.byExtension(of: key.url),
-                        contentLength: contentRange.last - contentRange.first + 1, completeLength: completeLength,
+                        contentLength: contentRange.length, completeLength: completeLength,
                         body: SourceBody(CountedBody(first: first, rest: chunks, metrics: metrics, skip: 0, limit: nil))
                     )
                 }
@@ -165,26 +165,6 @@ struct InvalidPlaylistError: Error, CustomStringConvertible {
     let error: PlaylistError
 
     var description: String { "origin returned an invalid playlist: \(error.description)" }
-}
-
-/// `Content-Range: bytes first-last/complete` of a 206.
-struct ContentRange: Hashable {
-    var first: Int64
-    var last: Int64
-    var completeLength: Int64?
-
-    init?(_ text: String) {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
-        guard trimmed.lowercased().hasPrefix("bytes ") else { return nil }
-        let spec = trimmed.dropFirst(6).split(separator: "/", maxSplits: 1)
-        let bounds = spec.first?.split(separator: "-", maxSplits: 1) ?? []
-        guard bounds.count == 2, let first = Int64(bounds[0]), let last = Int64(bounds[1]), first <= last else {
-            return nil
-        }
-        self.first = first
-        self.last = last
-        self.completeLength = spec.count == 2 ? Int64(spec[1]) : nil
-    }
 }
 
 /// An origin body that counts the bytes it passes on, and optionally keeps only a window of them.

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 import HLSPlaylist
 import HTTPTypes
@@ -124,6 +125,7 @@ struct PlaylistResponder {
 
     /// Parses and rewrites a playlist, and records its segments for read-ahead.
     func render(key: CacheKey, bytes: [UInt8]) throws -> RenderedPlaylist {
+        components.metrics.playlistRenders.increment()
         let playlist: Playlist
         do throws(PlaylistError) {
             playlist = try Playlist(parsing: bytes)

@@ -33,12 +33,22 @@ final class ServerProcess: Sendable {
     ///   - cacheDirectory: the cache directory (a new temporary one when `nil`).
     ///   - arguments: more `serve` arguments.
     ///   - environment: extra environment variables (`HLSCACHE_*`).
-    init(cacheDirectory: String? = nil, arguments: [String] = [], environment: [String: String] = [:]) throws {
+    ///   - openFileLimit: a soft and hard `RLIMIT_NOFILE` to start it under (`ulimit -n`), if any.
+    init(
+        cacheDirectory: String? = nil, arguments: [String] = [], environment: [String: String] = [:],
+        openFileLimit: Int? = nil
+    ) throws {
         let directory = cacheDirectory ?? Self.temporaryDirectory()
         self.cacheDirectory = directory
         let process = Process()
-        process.executableURL = Self.binary
-        process.arguments = ["serve", "--host", "127.0.0.1", "--port", "0", "--cache-dir", directory] + arguments
+        let serve = ["serve", "--host", "127.0.0.1", "--port", "0", "--cache-dir", directory] + arguments
+        if let openFileLimit {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "ulimit -n \(openFileLimit) && exec \"$0\" \"$@\"", Self.binary.path] + serve
+        } else {
+            process.executableURL = Self.binary
+            process.arguments = serve
+        }
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HLSCACHE_") }
         env.merge(environment) { $1 }
         process.environment = env
@@ -84,11 +94,37 @@ final class ServerProcess: Sendable {
 
     /// Starts `hlscache serve` off the concurrency pool and waits until it listens.
     static func start(
-        cacheDirectory: String? = nil, arguments: [String] = [], environment: [String: String] = [:]
+        cacheDirectory: String? = nil, arguments: [String] = [], environment: [String: String] = [:],
+        openFileLimit: Int? = nil
     ) async throws -> ServerProcess {
         try await offPool {
-            try ServerProcess(cacheDirectory: cacheDirectory, arguments: arguments, environment: environment)
+            try ServerProcess(
+                cacheDirectory: cacheDirectory, arguments: arguments, environment: environment,
+                openFileLimit: openFileLimit)
         }
+    }
+
+    /// The most memory the server has held (`VmHWM`), in bytes.
+    var peakMemory: Int {
+        let status = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") } ?? ""
+        return (Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0) * 1024
+    }
+
+    /// CPU time the server has used, in clock ticks (user and system, `/proc/<pid>/stat`).
+    var cpuTicks: Int {
+        let stat = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8)) ?? ""
+        // Fields after the command name (which ends with ")"): utime and stime are the 12th and 13th of them.
+        let fields = stat.split(separator: ")").last?.split(separator: " ") ?? []
+        guard fields.count > 12, let user = Int(fields[11]), let system = Int(fields[12]) else { return 0 }
+        return user + system
+    }
+
+    /// The value of one line of `/metrics`, such as `hlscache_playlist_renders_total`, or 0.
+    func metric(_ name: String) async throws -> Double {
+        let text = try await TestHTTP.get(url("/metrics")).text
+        let line = text.split(separator: "\n").first { $0.hasPrefix(name + " ") }
+        return line.flatMap { Double($0.split(separator: " ").last ?? "") } ?? 0
     }
 
     /// Sends SIGTERM and waits for the exit, off the concurrency pool.

@@ -16,6 +16,8 @@ final class StreamOrigin: Sendable {
         case status(Int)
         /// Answer 200 with this body and content type.
         case body(String, contentType: String)
+        /// Answer 200 with this body and exactly these headers.
+        case answer(String, headers: HTTPFields)
         /// Wait, then serve normally.
         case delay(Duration)
         /// Send nothing for a minute.
@@ -92,6 +94,8 @@ final class StreamOrigin: Sendable {
         case .body(let text, let contentType)?:
             return Response(
                 status: .ok, headers: [.contentType: contentType], body: .init(byteBuffer: ByteBuffer(string: text)))
+        case .answer(let text, let headers)?:
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
         case .delay(let duration)?:
             try await Task.sleep(for: duration)
         case .stall?:

@@ -1,0 +1,61 @@
+import Foundation
+import HLSPlaylist
+import SegmentCache
+
+/// The fuzzing harnesses: each feeds one input to a parser that takes hostile bytes and exercises what is computed
+/// from the result, so that a trap anywhere on the way is a crash libFuzzer reports.
+enum FuzzTarget: String, CaseIterable {
+    /// The HLS parser, the number checks, the rewriter (with its limits), the segment walk and the reference walk.
+    case playlist
+    /// The `Range` and `Content-Range` parsers and the key and window computed from them.
+    case range
+    /// The forward-mode request-target decoder and proxy URL encoder.
+    case target
+
+    /// The harness `HLSCACHE_FUZZ_TARGET` names (`playlist` when unset).
+    static let selected: FuzzTarget = {
+        let name = ProcessInfo.processInfo.environment["HLSCACHE_FUZZ_TARGET"] ?? "playlist"
+        guard let target = FuzzTarget(rawValue: name) else { fatalError("unknown HLSCACHE_FUZZ_TARGET \(name)") }
+        return target
+    }()
+
+    /// Runs the harness on one input.
+    func run(_ input: UnsafeBufferPointer<UInt8>) {
+        switch self {
+        case .playlist: Self.playlist(Array(input))
+        case .range: Self.range(String(decoding: input, as: UTF8.self))
+        case .target: Self.target(String(decoding: input, as: UTF8.self))
+        }
+    }
+
+    private static func playlist(_ bytes: [UInt8]) {
+        guard let playlist = try? Playlist(parsing: bytes) else { return }
+        let url = "https://origin.example/live/stream/index.m3u8?token=abc"
+        _ = try? playlist.rewritten(playlistURL: url, mapping: .proxy(base: "http://127.0.0.1:8080"))
+        _ = playlist.segmentTargets(playlistURL: url, limit: 10_000)
+        _ = playlist.references(playlistURL: url)
+        _ = playlist.targetDuration
+        _ = playlist.partTarget
+        _ = playlist.serverControl
+        _ = playlist.variantStreams
+    }
+
+    private static func range(_ header: String) {
+        if let requested = RequestedRange(header: header) {
+            for length: Int64 in [0, 1, 100, 1 << 40, .max] { _ = requested.resolved(length: length) }
+            let key = CacheKey(origin: "https://origin.example/a.ts", requested: requested)
+            if let range = key.range { _ = range.upperBound }
+        }
+        if let contentRange = ContentRange(header: header) {
+            _ = contentRange.length
+            _ = ByteRange(offset: contentRange.first, length: contentRange.length)
+        }
+    }
+
+    private static func target(_ text: String) {
+        guard let origin = ProxyURL.origin(fromPath: text),
+            let again = ProxyURL.make(origin: origin, base: "http://127.0.0.1:8080")
+        else { return }
+        _ = ProxyURL.origin(fromProxyURL: again, base: "http://127.0.0.1:8080")
+    }
+}

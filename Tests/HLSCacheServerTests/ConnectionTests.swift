@@ -1,0 +1,141 @@
+import Foundation
+import Glibc
+import Testing
+
+/// Connections are closed when they idle or dawdle, refused politely past the cap, and the server never spins.
+@Suite("Connections")
+struct ConnectionTests {
+    @Test("500 idle and 500 half-sent connections are closed within their timeouts; a player is served meanwhile")
+    func idleAndHalfSentConnectionsAreClosed() async throws {
+        let origin = StreamOrigin()
+        try await origin.start()
+        defer { origin.stop() }
+        let server = try await ServerProcess.start(
+            arguments: HardeningTests.loopback + ["--request-head-timeout", "1", "--idle-timeout", "2"])
+        let url = server.proxied(origin.url("/large/100000.ts"))
+        _ = try await TestHTTP.get(url)
+        let port = server.port
+        let sockets = try await offPool {
+            var sockets: [RawConnection] = []
+            for index in 0..<1000 {
+                let connection = try RawConnection(port: port, timeout: 10)
+                if index % 2 == 1 { connection.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n") }
+                sockets.append(connection)
+            }
+            return SocketBox(sockets)
+        }
+        let answer = try await TestHTTP.get(url)
+        #expect(answer.status == 200)
+        #expect(answer.header("x-cache") == "HIT")
+        let (closed, seconds) = try await offPool {
+            let started = Date()
+            let closed = sockets.connections.filter { $0.serverCloses() }.count
+            return (closed, Date().timeIntervalSince(started))
+        }
+        #expect(closed == 1000)
+        // The request-head timeout is 1 s: the last socket must see its end well before the 10 s read timeout.
+        #expect(seconds < 8, "the connections were closed after \(seconds) s")
+        #expect(server.process.isRunning)
+        await server.stop()
+    }
+
+    @Test("a keep-alive connection is closed after --idle-timeout, not before")
+    func keepAliveIdleTimeout() async throws {
+        let server = try await ServerProcess.start(arguments: ["--idle-timeout", "1.5", "--request-head-timeout", "10"])
+        let port = server.port
+        let (first, second, seconds) = try await offPool {
+            let connection = try RawConnection(port: port, timeout: 10)
+            connection.send(RawConnection.request("GET", "/healthz"))
+            let first = try connection.readAnswer()
+            Thread.sleep(forTimeInterval: 0.5)
+            connection.send(RawConnection.request("GET", "/healthz"))
+            let second = try connection.readAnswer()
+            let started = Date()
+            _ = connection.serverCloses()
+            return (first.status, second.status, Date().timeIntervalSince(started))
+        }
+        #expect(first == 200 && second == 200)
+        #expect(seconds > 1 && seconds < 5, "closed after \(seconds) s")
+        await server.stop()
+    }
+
+    @Test("CONNECT gets a complete 405 and the connection closes")
+    func connectIsRefused() async throws {
+        let server = try await ServerProcess.start()
+        let port = server.port
+        let (status, allow, closes) = try await offPool {
+            let connection = try RawConnection(port: port, timeout: 10)
+            connection.send("CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n")
+            let answer = try connection.readAnswer()
+            return (answer.status, answer.headers["allow"], connection.serverCloses())
+        }
+        #expect(status == 405)
+        #expect(allow == "GET, HEAD")
+        #expect(closes)
+        #expect(server.process.isRunning)
+        await server.stop()
+    }
+
+    @Test("an HTTP/1.0 request is answered as HTTP/1.0 and the connection closes; with keep-alive it stays open")
+    func http10ClosesUnlessKeepAlive() async throws {
+        let server = try await ServerProcess.start()
+        let port = server.port
+        let (plain, keptAlive) = try await offPool {
+            let connection = try RawConnection(port: port, timeout: 10)
+            connection.send("GET /healthz HTTP/1.0\r\n\r\n")
+            let bytes = try connection.read(upTo: 1 << 16)
+            let plain = String(decoding: bytes, as: UTF8.self)
+            let kept = try RawConnection(port: port, timeout: 10)
+            kept.send("GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+            _ = try kept.readAnswer()
+            kept.send("GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+            return (plain, try kept.readAnswer().status)
+        }
+        #expect(plain.hasPrefix("HTTP/1.0 200"), "\(plain)")
+        #expect(plain.hasSuffix("ok\n"), "the connection did not close after the answer: \(plain)")
+        #expect(keptAlive == 200)
+        await server.stop()
+    }
+
+    @Test("with ulimit -n 256 and 300 clients the server does not spin, refuses politely, and recovers")
+    func fewDescriptorsNoSpin() async throws {
+        let server = try await ServerProcess.start(openFileLimit: 256)
+        #expect(server.log.contains("max_connections=192"), "\(server.log)")
+        let port = server.port
+        let held = try await offPool {
+            var sockets: [RawConnection] = []
+            for _ in 0..<300 { sockets.append(try RawConnection(port: port, timeout: 3)) }
+            return SocketBox(sockets)
+        }
+        let ticksBefore = server.cpuTicks
+        try await Task.sleep(for: .seconds(2))
+        let ticks = server.cpuTicks - ticksBefore
+        // 2 s of a spinning core would be some 200 ticks.
+        #expect(ticks < 60, "the server used \(ticks) ticks of CPU in 2 s while at its limit")
+        // Past the cap of 192 (within the accepted margin) a request gets a clear 503; no more than 192 are served.
+        // Which connections are past it depends on the order two event loops count them in.
+        let answers = try await offPool {
+            (0..<200).map { index -> RawConnection.Answer? in
+                held.connections[index].send(RawConnection.request("GET", "/healthz"))
+                return try? held.connections[index].readAnswer()
+            }
+        }
+        let served = answers.filter { $0?.status == 200 }.count
+        let refused = answers.compactMap { $0 }.filter { $0.status == 503 }
+        #expect(served <= 192 && served >= 150, "\(served) served")
+        #expect(!refused.isEmpty)
+        #expect(
+            refused.allSatisfy { String(decoding: $0.body, as: UTF8.self).contains("maximum number of connections") })
+        try await offPool { held.connections.forEach { $0.close() } }
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(try await TestHTTP.get(server.url("/healthz")).status == 200)
+        #expect(server.process.isRunning)
+        await server.stop()
+    }
+}
+
+/// Raw connections handed across `offPool` calls (each is used on one thread at a time).
+final class SocketBox: @unchecked Sendable {
+    let connections: [RawConnection]
+    init(_ connections: [RawConnection]) { self.connections = connections }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import Testing
+
+/// A small hostile playlist cannot make a huge answer, and a large allowed one costs bounded memory and one
+/// rendering per origin version.
+@Suite("Resource bounds", .serialized)
+struct ResourceBoundsTests {
+    /// 83 KB: one 60,000-character variable used 15 times in each of 300 URIs (a 270 MB answer if expanded).
+    static let defineBomb: String = {
+        var lines = [
+            "#EXTM3U", "#EXT-X-DEFINE:NAME=\"v\",VALUE=\"\(String(repeating: "a", count: 60_000))\"",
+            "#EXT-X-TARGETDURATION:4", "#EXT-X-PLAYLIST-TYPE:VOD",
+        ]
+        for index in 0..<300 { lines += ["#EXTINF:4,", "s" + String(repeating: "{$v}", count: 15) + "\(index).ts"] }
+        return (lines + ["#EXT-X-ENDLIST"]).joined(separator: "\n") + "\n"
+    }()
+
+    /// 700,000 segments, about 15 MB.
+    static let hugePlaylist: String = {
+        var text = "#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXT-X-PLAYLIST-TYPE:VOD\n"
+        text.reserveCapacity(15_000_000)
+        for index in 0..<700_000 { text += "#EXTINF:4,\n\(index).ts\n" }
+        return text + "#EXT-X-ENDLIST\n"
+    }()
+
+    static let peakLimit = 200 << 20
+
+    @Test("an EXT-X-DEFINE expansion bomb answers 502 with a reason, in bounded memory")
+    func defineBombIsRefused() async throws {
+        let origin = StreamOrigin()
+        try await origin.start()
+        defer { origin.stop() }
+        origin.set("/bomb.m3u8", .body(Self.defineBomb, contentType: "application/vnd.apple.mpegurl"))
+        let server = try await ServerProcess.start(arguments: HardeningTests.loopback)
+        let answer = try await TestHTTP.get(server.proxied(origin.url("/bomb.m3u8")))
+        #expect(answer.status == 502)
+        #expect(
+            answer.text.contains("URI longer than 16384 bytes after variable substitution (line 6)"), "\(answer.text)")
+        // Expanding the bomb before refusing it would take gigabytes.
+        #expect(server.peakMemory < Self.peakLimit, "peak \(server.peakMemory >> 20) MiB")
+        #expect(server.process.isRunning)
+        await server.stop()
+    }
+
+    @Test(
+        "a 700,000-segment playlist is rendered once per version, kept on disk, in bounded memory",
+        arguments: [true, false])
+    func hugePlaylistIsRenderedOnce(eventLoopHits: Bool) async throws {
+        let origin = StreamOrigin()
+        try await origin.start()
+        defer { origin.stop() }
+        origin.set("/huge.m3u8", .body(Self.hugePlaylist, contentType: "application/vnd.apple.mpegurl"))
+        let server = try await ServerProcess.start(
+            arguments: HardeningTests.loopback + (eventLoopHits ? [] : ["--no-event-loop-hits"]))
+        let url = server.proxied(origin.url("/huge.m3u8"))
+        let first = try await TestHTTP.get(url)
+        #expect(first.status == 200)
+        #expect(first.text.hasSuffix("/o/http/127.0.0.1:\(origin.port)/699999.ts\n#EXT-X-ENDLIST\n"))
+        for _ in 0..<3 {
+            let again = try await TestHTTP.get(url)
+            #expect(again.status == 200)
+            #expect(again.header("x-cache") == "HIT")
+            #expect(sameBytes(first.body, again.body))
+        }
+        #expect(try await server.metric("hlscache_playlist_renders_total") == 1)
+        #expect(origin.count("/huge.m3u8") == 1)
+        let sendfileHits = try await server.metric(#"hlscache_event_loop_hits_total{body="sendfile"}"#)
+        #expect(eventLoopHits ? sendfileHits == 3 : sendfileHits == 0)
+        #expect(server.peakMemory < Self.peakLimit, "peak \(server.peakMemory >> 20) MiB")
+        let rendered = server.cacheDirectory + "/rendered/\(server.process.processIdentifier)"
+        #expect(try FileManager.default.contentsOfDirectory(atPath: rendered).count == 1)
+        await server.stop()
+    }
+}

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Fuzzes the parsers with libFuzzer (swift build -sanitize=fuzzer,address) and prints, per harness,
+# `fuzz_<name>_execs N` and `fuzz_<name>_crashes N`.
+# Usage: bench/fuzz.sh [RUNS]   (RUNS per harness, default 10000000; HLSCACHE_FUZZ_TARGETS picks harnesses)
+# Crashes are kept in bench/out/fuzz/<name>/ (crash-*, oom-*, timeout-*): reproduce one with
+#   swift run hlscache-fuzz <name> FILE
+# and turn it into a regression test before fixing it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs="${1:-10000000}"
+targets="${HLSCACHE_FUZZ_TARGETS:-playlist range target}"
+corpus="${HLSCACHE_CORPUS:-$(cd .. && pwd)/shared/corpus}"
+scratch=.build-fuzz
+swift build -c release --product hlscache-fuzz --scratch-path "$scratch" \
+    -Xswiftc -DHLSCACHE_FUZZ -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld >&2
+bin="$(swift build -c release --scratch-path "$scratch" --show-bin-path)/hlscache-fuzz"
+out=bench/out/fuzz
+mkdir -p "$out"
+
+# Seeds: the shared playlist corpus and the project's fixtures; small hand-made ones for the header parsers.
+seed_dir() {
+    local name=$1 dir="$out/$1/seeds"
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    case "$name" in
+        playlist)
+            [ -d "$corpus" ] && find "$corpus" -type f \( -name '*.m3u8' -o -name '*.m3u' \) -size -8k \
+                -exec cp -t "$dir" --backup=numbered {} + 2>/dev/null
+            cp Fixtures/playlists/*.m3u8 "$dir/"
+            ;;
+        range)
+            local index=0
+            for seed in "bytes=0-99" "bytes=100-" "bytes=-500" "bytes=0-9223372036854775807" "bytes 0-99/100" \
+                "bytes 5-9/*" "bytes=1-2, 4-5" " BYTES=7-7 " "bytes 0-0/1"; do
+                printf '%s' "$seed" > "$dir/$index"; index=$((index + 1))
+            done
+            ;;
+        target)
+            local index=0
+            for seed in "/o/https/example.com/a/b.m3u8?x=1" "/o/http/[::1]:8080/seg.ts" "/o/HTTPS/h/%2e%2e/x#f" \
+                "/o/http/user:pw@host/p" "/healthz"; do
+                printf '%s' "$seed" > "$dir/$index"; index=$((index + 1))
+            done
+            ;;
+    esac
+    echo "$dir"
+}
+
+for name in $targets; do
+    seeds=$(seed_dir "$name")
+    work="$out/$name/corpus"
+    mkdir -p "$work"
+    log="$out/$name/log"
+    set +e
+    HLSCACHE_FUZZ_TARGET="$name" "$bin" "$work" "$seeds" -runs="$runs" -max_len=4096 -rss_limit_mb=2048 \
+        -timeout=10 -artifact_prefix="$out/$name/" -print_final_stats=1 >"$log" 2>&1
+    status=$?
+    set -e
+    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+    crashes=$(find "$out/$name" -maxdepth 1 \( -name 'crash-*' -o -name 'oom-*' -o -name 'timeout-*' \
+        -o -name 'leak-*' \) | wc -l)
+    if [ "$status" -ne 0 ] && [ "$crashes" -eq 0 ]; then crashes=1; fi
+    echo "fuzz_${name}_execs ${execs:-0}"
+    echo "fuzz_${name}_crashes $crashes"
+    if [ "$crashes" -ne 0 ]; then
+        echo "fuzz: $name found $crashes crash(es); see $log and $out/$name/" >&2
+        tail -40 "$log" >&2
+    fi
+done
