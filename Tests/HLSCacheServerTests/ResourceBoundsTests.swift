@@ -42,20 +42,35 @@ struct ResourceBoundsTests {
         await server.stop()
     }
 
-    @Test(
-        "a 700,000-segment playlist is rendered once per version, kept on disk, in bounded memory",
-        arguments: [true, false])
-    func hugePlaylistIsRenderedOnce(eventLoopHits: Bool) async throws {
+    @Test("a 700,000-segment playlist is rendered once per version, kept on disk, in bounded memory")
+    func hugePlaylistIsRenderedOnce() async throws {
+        try await checkRenderedOnceOnDisk(
+            playlist: Self.hugePlaylist, lastSegment: "699999.ts", eventLoopHits: true, arguments: [])
+    }
+
+    @Test("with --no-event-loop-hits a rendering kept on disk is streamed by the responder, rendered once")
+    func renderingOnDiskThroughTheResponder() async throws {
+        // A 64 KiB memory tier keeps no rendering over 4 KiB in memory: this 100-segment one goes to disk.
+        var playlist = "#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXT-X-PLAYLIST-TYPE:VOD\n"
+        for index in 0..<100 { playlist += "#EXTINF:4,\n\(index).ts\n" }
+        try await checkRenderedOnceOnDisk(
+            playlist: playlist + "#EXT-X-ENDLIST\n", lastSegment: "99.ts", eventLoopHits: false,
+            arguments: ["--memory-cache-size", "64KiB"])
+    }
+
+    private func checkRenderedOnceOnDisk(
+        playlist: String, lastSegment: String, eventLoopHits: Bool, arguments: [String]
+    ) async throws {
         let origin = StreamOrigin()
         try await origin.start()
         defer { origin.stop() }
-        origin.set("/huge.m3u8", .body(Self.hugePlaylist, contentType: "application/vnd.apple.mpegurl"))
+        origin.set("/huge.m3u8", .body(playlist, contentType: "application/vnd.apple.mpegurl"))
         let server = try await ServerProcess.start(
-            arguments: HardeningTests.loopback + (eventLoopHits ? [] : ["--no-event-loop-hits"]))
+            arguments: HardeningTests.loopback + arguments + (eventLoopHits ? [] : ["--no-event-loop-hits"]))
         let url = server.proxied(origin.url("/huge.m3u8"))
         let first = try await TestHTTP.get(url)
         #expect(first.status == 200)
-        #expect(first.text.hasSuffix("/o/http/127.0.0.1:\(origin.port)/699999.ts\n#EXT-X-ENDLIST\n"))
+        #expect(first.text.hasSuffix("/o/http/127.0.0.1:\(origin.port)/\(lastSegment)\n#EXT-X-ENDLIST\n"))
         for _ in 0..<3 {
             let again = try await TestHTTP.get(url)
             #expect(again.status == 200)
