@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "HLSPlaylist", targets: ["HLSPlaylist"]),
         .library(name: "OriginClient", targets: ["OriginClient"]),
         .library(name: "SegmentCache", targets: ["SegmentCache"]),
+        .library(name: "OriginCache", targets: ["OriginCache"]),
         .library(name: "HLSCacheServer", targets: ["HLSCacheServer"]),
         .library(name: "HLSPrefetch", targets: ["HLSPrefetch"]),
     ],
@@ -40,9 +41,16 @@ let package = Package(
         .target(name: "SegmentCache", swiftSettings: swiftSettings),
         .executableTarget(name: "SegmentCacheWorker", dependencies: ["SegmentCache"], swiftSettings: swiftSettings),
         .target(
+            name: "OriginCache",
+            dependencies: [
+                "HLSPlaylist", "OriginClient", "SegmentCache", .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "HLSCacheServer",
             dependencies: [
-                "HLSPlaylist", "OriginClient", "SegmentCache",
+                "HLSPlaylist", "OriginClient", "SegmentCache", "OriginCache",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -59,13 +67,15 @@ let package = Package(
         ),
         .target(
             name: "HLSPrefetch",
-            dependencies: ["HLSPlaylist", "OriginClient", "SegmentCache", "HLSCacheServer"],
+            dependencies: [
+                "HLSPlaylist", "OriginClient", "SegmentCache", "OriginCache",
+            ],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "hlscache",
             dependencies: [
-                "HLSPlaylist", "HLSCacheServer", "HLSPrefetch", "OriginClient",
+                "HLSPlaylist", "HLSCacheServer", "HLSPrefetch", "OriginCache", "OriginClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
@@ -94,6 +104,11 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "OriginCacheTests",
+            dependencies: ["OriginCache", "SegmentCache"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

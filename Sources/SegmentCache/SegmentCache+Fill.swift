@@ -36,7 +36,8 @@ extension SegmentCache {
             // At the header's precision: the fill's readers and later hits see the same version.
             fetchedAt: Date(millisecondsSince1970: clock.now().millisecondsSince1970),
             expiry: response.expiry,
-            completeLength: response.completeLength
+            completeLength: response.completeLength,
+            kind: response.kind
         )
         var writer = response.cacheable ? makeWriter(for: metadata) : nil
         flight.headArrived(

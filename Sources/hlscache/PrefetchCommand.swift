@@ -3,6 +3,7 @@ import Foundation
 import HLSCacheServer
 import HLSPrefetch
 import Logging
+import OriginCache
 import OriginClient
 import UnixSignals
 
@@ -189,12 +190,11 @@ struct PrefetchCommand: AsyncParsableCommand {
             configuration.maxRetries = 0
             return .output(directory: output, client: try OriginClient(configuration: configuration))
         }
-        var configuration = ServerConfiguration()
+        var configuration = OriginCacheConfiguration()
         // The image sets HLSCACHE_CACHE_DIR for the server; a prefetch in the same container fills the same place.
         configuration.cacheDirectory =
             cacheDir ?? ProcessInfo.processInfo.environment["HLSCACHE_CACHE_DIR"] ?? configuration.cacheDirectory
-        configuration.allowedHosts = hosts
-        configuration.allowPrivateNetworks = allowPrivateNetworks
+        configuration.addressPolicy = policy
         configuration.originTimeout = timeout
         guard let bytes = ByteSize.parse(maxCacheSize), bytes > 0 else {
             throw ValidationError("--max-cache-size must be a size such as 10GB, not \(maxCacheSize)")

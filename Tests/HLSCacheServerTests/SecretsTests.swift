@@ -54,22 +54,9 @@ struct SecretsTests {
     }
 }
 
-/// Origin freshness headers are clamped, never overflowed.
-@Suite("Cache directives")
-struct CacheDirectivesTests {
-    @Test("delta-seconds past a year, negative or empty directives are clamped or ignored")
-    func clamps() {
-        let now = Date(timeIntervalSince1970: 1_000_000)
-        let headers = ["cache-control": "=, max-age=99999999999999999999999", "age": "-5"]
-        let directives = CacheDirectives { headers[$0] }
-        #expect(directives.maxAge == CacheDirectives.maxDeltaSeconds)
-        #expect(directives.age == 0)
-        #expect(directives.expiry(receivedAt: now) == now.addingTimeInterval(365 * 86_400))
-        let far = CacheDirectives { ["expires": "Fri, 31 Dec 9999 23:59:59 GMT"][$0] }
-        #expect(far.expiry(receivedAt: now) == now.addingTimeInterval(365 * 86_400))
-        #expect(CacheDirectives { ["cache-control": "s-maxage=-1, max-age=10"][$0] }.maxAge == 10)
-    }
-
+/// The connection cap is sized from the open-file limit.
+@Suite("Open-file limit")
+struct OpenFileLimitTests {
     @Test("the connection cap leaves a quarter of the descriptors (at least 32) for files and origins")
     func connectionLimit() {
         #expect(OpenFileLimit.connectionLimit(openFiles: 256, requested: 4096) == 192)

@@ -1,4 +1,5 @@
 import Foundation
+import OriginCache
 import OriginClient
 
 /// Everything `hlscache serve` can be told: where to listen, where to cache, which origins to reach
@@ -61,6 +62,20 @@ public struct ServerConfiguration: Sendable {
 
     /// The default configuration: loopback, port 8080, `./hlscache-cache`, any public origin.
     public init() {}
+
+    /// The fill policy's part of the configuration: cache directory and size, address policy, origin timeout,
+    /// object size limit and playlist expiries.
+    public var originCache: OriginCacheConfiguration {
+        var originCache = OriginCacheConfiguration()
+        originCache.cacheDirectory = cacheDirectory
+        originCache.maxCacheBytes = maxCacheBytes
+        originCache.addressPolicy = addressPolicy
+        originCache.originTimeout = originTimeout
+        originCache.maxObjectBytes = maxObjectBytes
+        originCache.vodPlaylistTTL = vodPlaylistTTL
+        originCache.multivariantPlaylistTTL = multivariantPlaylistTTL
+        return originCache
+    }
 
     /// The address policy the origin client enforces: the allowlist plus, in reverse mode, the origin's host.
     ///

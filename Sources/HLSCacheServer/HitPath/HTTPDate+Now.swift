@@ -1,4 +1,5 @@
 import Foundation
+import OriginCache
 import Synchronization
 
 extension HTTPDate {

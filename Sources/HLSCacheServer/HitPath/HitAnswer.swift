@@ -1,6 +1,7 @@
 import Glibc
 import HTTPTypes
 import NIOCore
+import OriginCache
 import OriginClient
 import SegmentCache
 import Synchronization
@@ -53,7 +54,7 @@ struct HitAnswer {
         var plan: Plan?
         let found = components.cache.publishedResponse(for: key) { metadata in
             guard (200..<300).contains(metadata.status), metadata.contentLength != nil else { return false }
-            if metadata.contentType == PlaylistResponder.contentType {
+            if metadata.objectKind == .hlsPlaylist {
                 plan = components.playlists.rendering(of: key, fetchedAt: metadata.fetchedAt).map(Plan.playlist)
             } else if case .send(let head) = ObjectHead.make(metadata: metadata, requested: requested, result: .hit) {
                 plan = .object(head)
@@ -74,7 +75,7 @@ struct HitAnswer {
             PlaylistResponder.startReadAhead(after: rendered, components: components)
             status = .ok
             headers = PlaylistResponder.headers(rendered, metadata: response.metadata)
-            headers[.contentType] = PlaylistResponder.contentType
+            headers[.contentType] = ObjectKind.hlsPlaylist.contentType
             length = Int64(rendered.body.length)
             guard let playlistBody = Self.playlistBody(rendered.body, isHead: isHead, canSendFile: canSendFile) else {
                 return nil
@@ -82,7 +83,7 @@ struct HitAnswer {
             body = playlistBody
         case .object(let objectHead):
             let metadata = response.metadata
-            record.kind = ContentTypes.requestKind(url: metadata.key.url, contentType: metadata.contentType)
+            record.kind = RequestKind(metadata.objectKind)
             record.stream = ObjectResponder.startReadAhead(after: metadata.key, components: components)
             status = objectHead.status
             headers = objectHead.headers

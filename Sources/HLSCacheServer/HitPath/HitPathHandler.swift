@@ -2,6 +2,7 @@ import HTTPTypes
 import NIOCore
 import NIOHTTP1
 import NIOHTTPTypes
+import OriginCache
 
 /// Answers fresh cache hits on the connection's event loop, in Hummingbird's HTTP/1 pipeline just before the
 /// request reaches the async responder: entry files go to the socket with `sendfile` (a NIO `FileRegion`), small

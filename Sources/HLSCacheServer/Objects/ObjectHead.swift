@@ -1,4 +1,5 @@
 import HTTPTypes
+import OriginCache
 import SegmentCache
 
 /// The status and headers of an object answer, and which bytes of the cache response make its body: shared by the
@@ -32,7 +33,7 @@ struct ObjectHead {
     static func make(metadata: EntryMetadata, requested: RequestedRange?, result: CacheResult) -> Outcome {
         var headers = HTTPFields()
         headers[.contentType] =
-            metadata.contentType ?? ContentTypes.byExtension(of: metadata.key.url) ?? "application/octet-stream"
+            metadata.contentType ?? MediaTypes.byExtension(of: metadata.key.url) ?? "application/octet-stream"
         headers[.cacheControl] = result == .bypass ? "no-store" : cacheControl
         headers[.acceptRanges] = "bytes"
         if let etag = metadata.etag { headers[.eTag] = etag }

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import OriginCache
 import SegmentCache
 
 /// Serves segments, init sections, keys and every other non-playlist object from a cache response: whole or
@@ -14,7 +15,7 @@ struct ObjectResponder {
     ) -> Response {
         var exchange = original
         let metadata = response.metadata
-        exchange.kind = ContentTypes.requestKind(url: metadata.key.url, contentType: metadata.contentType)
+        exchange.kind = RequestKind(metadata.objectKind)
         exchange.stream = Self.startReadAhead(after: metadata.key, components: components)
         switch ObjectHead.make(metadata: response.metadata, requested: requested, result: result) {
         case .unsatisfiable(let headers):

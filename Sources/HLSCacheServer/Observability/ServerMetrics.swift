@@ -1,5 +1,6 @@
 import CoreMetrics
 import Foundation
+import OriginCache
 import Prometheus
 import SegmentCache
 import Synchronization
@@ -108,4 +109,12 @@ final class ServerMetrics: Sendable {
 /// (HEAD).
 enum HitBodyKind: String, Sendable, CaseIterable {
     case sendfile, memory, none
+}
+
+extension ServerMetrics: OriginCacheMetrics {
+    /// Counts an origin request in `hlscache_origin_requests_total{status}`.
+    func countOriginRequest(status: String) { originRequest(status: status) }
+
+    /// Counts origin bytes in `hlscache_origin_bytes_total`.
+    func countOriginBytes(_ bytes: Int) { originBytes.increment(by: bytes) }
 }

@@ -5,6 +5,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
+import OriginCache
 import SegmentCache
 import Synchronization
 
@@ -12,7 +13,7 @@ import Synchronization
 /// hlscache, and starts read-ahead.
 struct PlaylistResponder {
     /// The `Content-Type` playlists are stored and served with.
-    static let contentType = "application/vnd.apple.mpegurl"
+    static let contentType = ObjectKind.hlsPlaylist.contentType!
     let components: ServerComponents
 
     /// Serves a fresh (hit or just fetched) playlist.

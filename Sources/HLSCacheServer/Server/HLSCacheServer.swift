@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdCore
 import Logging
 import NIOCore
+import OriginCache
 import OriginClient
 import SegmentCache
 import ServiceLifecycle

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
+import OriginCache
 import OriginClient
 import SegmentCache
 import Synchronization
@@ -60,7 +61,7 @@ struct ProxyResponder: HTTPResponder {
         }
         let requested = request.headers[.range].flatMap(RequestedRange.init(header:))
         let key = CacheKey(origin: origin, requested: requested)
-        exchange.kind = ContentTypes.requestKind(url: origin, contentType: nil)
+        exchange.kind = RequestKind(ObjectKind.guess(url: origin))
         let response: CacheResponse
         do {
             response = try await components.cache.fetch(key, freshness: .fresh)
@@ -75,7 +76,7 @@ struct ProxyResponder: HTTPResponder {
             }
             return originStatus(exchange, status: response.metadata.status)
         }
-        if response.metadata.contentType == PlaylistResponder.contentType {
+        if response.metadata.objectKind == .hlsPlaylist {
             return await PlaylistResponder(components: components).respond(
                 exchange, key: key, response: response, result: result(of: response))
         }
@@ -115,7 +116,7 @@ struct ProxyResponder: HTTPResponder {
     /// without limit.
     private func staleResponse(_ exchange: Exchange, key: CacheKey, because reason: String) -> Response? {
         guard let stale = components.cache.staleEntry(for: key) else { return nil }
-        if stale.metadata.contentType == PlaylistResponder.contentType {
+        if stale.metadata.objectKind == .hlsPlaylist {
             return PlaylistResponder(components: components).respondStale(
                 exchange, key: key, response: stale, reason: reason)
         }

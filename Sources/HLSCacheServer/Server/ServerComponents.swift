@@ -1,6 +1,7 @@
 import Foundation
 import HLSPlaylist
 import Logging
+import OriginCache
 import OriginClient
 import SegmentCache
 import Synchronization
@@ -36,8 +37,9 @@ final class ServerComponents: Sendable {
         self.logger = logger
         let metrics = ServerMetrics()
         self.metrics = metrics
-        origin = try CachedOrigin(
-            configuration: configuration, addressPolicy: addressPolicy, metrics: metrics, logger: logger)
+        var originCache = configuration.originCache
+        originCache.addressPolicy = addressPolicy
+        origin = try CachedOrigin(configuration: originCache, metrics: metrics, logger: logger)
         cache = origin.cache
         client = origin.client
         blockingClient = origin.blockingClient

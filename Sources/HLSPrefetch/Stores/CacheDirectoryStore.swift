@@ -1,5 +1,5 @@
-import HLSCacheServer
 import HLSPlaylist
+import OriginCache
 import SegmentCache
 
 /// Prefetches into the cache directory a server reads (`--cache-dir`), through ``CachedOrigin``: the same keys,

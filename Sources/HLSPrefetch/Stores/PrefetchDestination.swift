@@ -1,4 +1,4 @@
-import HLSCacheServer
+import OriginCache
 import OriginClient
 
 /// Where `hlscache prefetch` puts what it fetches.

@@ -20,6 +20,8 @@ public struct SourceResponse: Sendable {
     public var expiry: Date?
     /// For a ranged key, the length of the whole object (from `Content-Range`), when known.
     public var completeLength: Int64?
+    /// What the source decided the object is, stored with the entry (``EntryMetadata/kind``).
+    public var kind: UInt8
     /// The body's chunks as they arrive; throws if the transfer fails.
     public var body: SourceBody
 
@@ -33,6 +35,7 @@ public struct SourceResponse: Sendable {
     ///   - lastModified: the `Last-Modified`.
     ///   - expiry: when the entry stops being fresh.
     ///   - completeLength: for a ranged key, the whole object's length.
+    ///   - kind: what the source decided the object is (0: not said).
     ///   - body: the body.
     public init(
         status: Int = 200,
@@ -43,6 +46,7 @@ public struct SourceResponse: Sendable {
         lastModified: String? = nil,
         expiry: Date? = nil,
         completeLength: Int64? = nil,
+        kind: UInt8 = 0,
         body: SourceBody
     ) {
         self.status = status
@@ -53,6 +57,7 @@ public struct SourceResponse: Sendable {
         self.lastModified = lastModified
         self.expiry = expiry
         self.completeLength = completeLength
+        self.kind = kind
         self.body = body
     }
 }

@@ -6,7 +6,7 @@ import Foundation
 /// ```
 ///  0  4  magic "HLSC"
 ///  4  2  version (2)
-///  6  2  reserved
+///  6  2  kind: the filler's tag for what the object is (0: none; was reserved, so older entries read as 0)
 ///  8  4  header length: the body starts here
 /// 12  4  CRC-32 of the header, without this field and the expiry
 /// 16  8  body length
@@ -44,7 +44,7 @@ struct EntryHeader: Sendable, Hashable {
     func encoded() -> [UInt8] {
         var bytes = Self.magic
         bytes.appendLittleEndian(Self.version)
-        bytes.appendLittleEndian(UInt16(0))
+        bytes.appendLittleEndian(UInt16(metadata.kind))
         bytes.appendLittleEndian(UInt32(0))  // header length, set below
         bytes.appendLittleEndian(UInt32(0))  // CRC, set below
         bytes.appendLittleEndian(UInt64(bitPattern: bodyLength))
@@ -91,6 +91,7 @@ struct EntryHeader: Sendable, Hashable {
         let bodyLength = Int64(bitPattern: header.readLittleEndian(UInt64.self, at: 16))
         let expiry = Int64(bitPattern: header.readLittleEndian(UInt64.self, at: 24))
         let fetchedAt = Int64(bitPattern: header.readLittleEndian(UInt64.self, at: 32))
+        let kind = UInt8(truncatingIfNeeded: header.readLittleEndian(UInt16.self, at: 6))
         let status = Int(header.readLittleEndian(UInt16.self, at: 40))
         let ranged = header.readLittleEndian(UInt16.self, at: 42) & 1 == 1
         let offset = Int64(bitPattern: header.readLittleEndian(UInt64.self, at: 44))
@@ -125,7 +126,8 @@ struct EntryHeader: Sendable, Hashable {
             lastModified: fields[3],
             fetchedAt: Date(millisecondsSince1970: fetchedAt),
             expiry: expiry == .min ? nil : Date(millisecondsSince1970: expiry),
-            completeLength: fields[4].flatMap { Int64($0) }
+            completeLength: fields[4].flatMap { Int64($0) },
+            kind: kind
         )
     }
 

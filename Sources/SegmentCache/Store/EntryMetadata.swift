@@ -21,6 +21,9 @@ public struct EntryMetadata: Sendable, Hashable {
     /// For a ranged key, the length of the whole object the range is part of (from the origin's
     /// `Content-Range`), when known; for a whole object, `nil` (``contentLength`` is the whole length).
     public var completeLength: Int64?
+    /// What the filler decided the object is, stored with it so that readers ask the entry instead of deciding
+    /// again: an opaque tag to the cache (its meaning belongs to the filler); 0 when none was given.
+    public var kind: UInt8
 
     /// Creates metadata.
     /// - Parameters:
@@ -33,6 +36,7 @@ public struct EntryMetadata: Sendable, Hashable {
     ///   - fetchedAt: when the answer was received.
     ///   - expiry: when the entry stops being fresh.
     ///   - completeLength: for a ranged key, the whole object's length.
+    ///   - kind: what the filler decided the object is (0: not said).
     public init(
         key: CacheKey,
         status: Int,
@@ -42,7 +46,8 @@ public struct EntryMetadata: Sendable, Hashable {
         lastModified: String? = nil,
         fetchedAt: Date,
         expiry: Date? = nil,
-        completeLength: Int64? = nil
+        completeLength: Int64? = nil,
+        kind: UInt8 = 0
     ) {
         self.key = key
         self.status = status
@@ -53,6 +58,7 @@ public struct EntryMetadata: Sendable, Hashable {
         self.fetchedAt = fetchedAt
         self.expiry = expiry
         self.completeLength = completeLength
+        self.kind = kind
     }
 
     /// Whether the entry is stale at `now`: it has an expiry and that moment has come.

@@ -1,4 +1,3 @@
-import CoreMetrics
 import Foundation
 import HLSPlaylist
 import OriginClient
@@ -11,7 +10,7 @@ import SegmentCache
 ///   ignores `Range`) is cut down to it.
 /// - A playlist (by `Content-Type`, a `.m3u8` path, or a body starting with `#EXTM3U`) is read whole, parsed,
 ///   and stored with the expiry ``PlaylistFreshness`` gives it and the `Content-Type`
-///   ``PlaylistResponder/contentType``; one that does not parse throws ``InvalidPlaylistError``.
+///   of ``ObjectKind/hlsPlaylist``; one that does not parse throws ``InvalidPlaylistError``.
 /// - Anything else is stored without expiry (segments, keys and init sections do not change), unless the
 ///   origin says `no-store`.
 /// - Non-2xx answers are passed through unstored.
@@ -21,7 +20,7 @@ struct OriginObjectSource: ObjectSource {
     let blockingClient: any OriginFetching
     let freshness: PlaylistFreshness
     let parseLimits: ParseLimits
-    let metrics: ServerMetrics
+    let metrics: any OriginCacheMetrics
 
     func fetch(_ key: CacheKey) async throws -> SourceResponse {
         var request = OriginRequest(url: key.url)
@@ -36,10 +35,10 @@ struct OriginObjectSource: ObjectSource {
         do {
             response = try await (blocking ? blockingClient : client).fetch(request)
         } catch let error as OriginError {
-            metrics.originRequest(status: error.status.map(String.init) ?? error.label)
+            metrics.countOriginRequest(status: error.status.map(String.init) ?? error.label)
             throw error
         }
-        metrics.originRequest(status: String(response.status))
+        metrics.countOriginRequest(status: String(response.status))
         let directives = CacheDirectives(header: response.header)
         guard response.isSuccess else {
             return SourceResponse(
@@ -49,7 +48,7 @@ struct OriginObjectSource: ObjectSource {
         var chunks = response.body.makeAsyncIterator()
         let first = try await chunks.next()
         let contentType = response.header("content-type")
-        if Self.looksLikePlaylist(url: key.url, contentType: contentType, firstChunk: first ?? []) {
+        if ObjectKind.classify(url: key.url, contentType: contentType, firstBytes: first ?? []) == .hlsPlaylist {
             return try await playlist(key, response: response, first: first, rest: &chunks, directives: directives)
         }
         var contentLength = response.contentLength
@@ -74,7 +73,7 @@ struct OriginObjectSource: ObjectSource {
                     // bytes than there are, so do not store it.
                     return SourceResponse(
                         status: 200, cacheable: false,
-                        contentType: contentType ?? ContentTypes.byExtension(of: key.url),
+                        contentType: contentType ?? MediaTypes.byExtension(of: key.url),
                         contentLength: contentRange.length, completeLength: completeLength,
                         body: SourceBody(CountedBody(first: first, rest: chunks, metrics: metrics, skip: 0, limit: nil))
                     )
@@ -94,12 +93,13 @@ struct OriginObjectSource: ObjectSource {
         return SourceResponse(
             status: 200,
             cacheable: cacheable,
-            contentType: contentType ?? ContentTypes.byExtension(of: key.url),
+            contentType: contentType ?? MediaTypes.byExtension(of: key.url),
             contentLength: contentLength,
             etag: response.header("etag"),
             lastModified: response.header("last-modified"),
             expiry: nil,
             completeLength: completeLength,
+            kind: ObjectKind.classify(url: key.url, contentType: contentType, firstBytes: first ?? []).rawValue,
             body: SourceBody(body)
         )
     }
@@ -119,7 +119,7 @@ struct OriginObjectSource: ObjectSource {
                     url: key.url, error: .bodyTooLarge(bytes: bytes.count, limit: parseLimits.maxBodyBytes))
             }
         }
-        metrics.originBytes.increment(by: bytes.count)
+        metrics.countOriginBytes(bytes.count)
         let playlist: Playlist
         do throws(PlaylistError) {
             playlist = try Playlist(parsing: bytes, limits: parseLimits)
@@ -130,11 +130,12 @@ struct OriginObjectSource: ObjectSource {
         return SourceResponse(
             status: 200,
             cacheable: !directives.noStore,
-            contentType: PlaylistResponder.contentType,
+            contentType: ObjectKind.hlsPlaylist.contentType!,
             contentLength: Int64(bytes.count),
             etag: response.header("etag"),
             lastModified: response.header("last-modified"),
             expiry: expiry,
+            kind: ObjectKind.hlsPlaylist.rawValue,
             body: SourceBody(chunks: [bytes])
         )
     }
@@ -145,73 +146,4 @@ struct OriginObjectSource: ObjectSource {
         return url[query...].contains("_HLS_msn=")
     }
 
-    /// Whether an answer is a playlist: by type, by a `.m3u8`/`.m3u` path, or by its first bytes.
-    static func looksLikePlaylist(url: String, contentType: String?, firstChunk: [UInt8]) -> Bool {
-        if let contentType = contentType?.lowercased(), contentType.contains("mpegurl") { return true }
-        let path = url.split(separator: "?", maxSplits: 1).first.map(String.init) ?? url
-        let lowered = path.lowercased()
-        if lowered.hasSuffix(".m3u8") || lowered.hasSuffix(".m3u") { return true }
-        var bytes = firstChunk[...]
-        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
-        return bytes.starts(with: Array("#EXTM3U".utf8))
-    }
-}
-
-/// An origin answer that should have been a playlist and does not parse.
-struct InvalidPlaylistError: Error, CustomStringConvertible {
-    /// The origin URL.
-    let url: String
-    /// Why it does not parse, with the line.
-    let error: PlaylistError
-
-    var description: String { "origin returned an invalid playlist: \(error.description)" }
-}
-
-/// An origin body that counts the bytes it passes on, and optionally keeps only a window of them.
-struct CountedBody: AsyncSequence, Sendable {
-    typealias Element = [UInt8]
-    typealias Failure = any Error
-
-    let first: [UInt8]?
-    let rest: OriginBody.AsyncIterator
-    let metrics: ServerMetrics
-    /// Bytes to drop from the start.
-    let skip: Int64
-    /// Bytes to keep after those, or `nil` for all.
-    let limit: Int64?
-
-    func makeAsyncIterator() -> Iterator {
-        Iterator(pending: first, rest: rest, metrics: metrics, skip: skip, remaining: limit)
-    }
-
-    struct Iterator: AsyncIteratorProtocol {
-        var pending: [UInt8]?
-        var rest: OriginBody.AsyncIterator
-        let metrics: ServerMetrics
-        var skip: Int64
-        var remaining: Int64?
-
-        mutating func next() async throws -> [UInt8]? {
-            while true {
-                if remaining == 0 { return nil }
-                var chunk: [UInt8]
-                if let pending {
-                    chunk = pending
-                    self.pending = nil
-                } else {
-                    guard let next = try await rest.next() else { return nil }
-                    chunk = next
-                }
-                metrics.originBytes.increment(by: chunk.count)
-                if skip > 0 {
-                    let dropped = Int(Swift.min(skip, Int64(chunk.count)))
-                    skip -= Int64(dropped)
-                    chunk.removeFirst(dropped)
-                }
-                if let left = remaining, Int64(chunk.count) > left { chunk.removeLast(chunk.count - Int(left)) }
-                if let left = remaining { remaining = left - Int64(chunk.count) }
-                if !chunk.isEmpty { return chunk }
-            }
-        }
-    }
 }

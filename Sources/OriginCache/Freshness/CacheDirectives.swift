@@ -1,21 +1,21 @@
 import Foundation
 
 /// What an origin's `Cache-Control`, `Expires` and `Age` headers say about freshness.
-struct CacheDirectives: Sendable, Hashable {
+package struct CacheDirectives: Sendable, Hashable {
     /// Seconds the answer stays fresh from when it was generated (`s-maxage` wins over `max-age`).
-    var maxAge: Int?
+    package var maxAge: Int?
     /// `Expires`, when it parses and no `max-age` was given.
-    var expires: Date?
+    package var expires: Date?
     /// `Age`: seconds the answer already spent in caches before us.
-    var age: Int = 0
+    package var age: Int = 0
     /// `no-store` or `private`: a shared cache must not keep it.
-    var noStore = false
+    package var noStore = false
     /// `no-cache`: it may be kept, but must be revalidated before every use.
-    var noCache = false
+    package var noCache = false
 
     /// Reads the directives from response headers (names in lower case).
     /// - Parameter header: looks a header up by lower-case name.
-    init(header: (String) -> String?) {
+    package init(header: (String) -> String?) {
         if let cacheControl = header("cache-control") {
             for directive in cacheControl.split(separator: ",") {
                 let parts = directive.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
@@ -38,11 +38,11 @@ struct CacheDirectives: Sendable, Hashable {
 
     /// The longest freshness taken from an origin: a year (RFC 9111 lets a cache cap delta-seconds; this keeps
     /// every expiry a representable date).
-    static let maxDeltaSeconds = 365 * 86_400
+    package static let maxDeltaSeconds = 365 * 86_400
 
     /// RFC 9111 delta-seconds: digits only, clamped to ``maxDeltaSeconds`` (a larger or overflowing value means
     /// "a long time", not an error).
-    static func deltaSeconds(_ text: some StringProtocol) -> Int? {
+    package static func deltaSeconds(_ text: some StringProtocol) -> Int? {
         guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
             return nil
         }
@@ -51,7 +51,7 @@ struct CacheDirectives: Sendable, Hashable {
 
     /// When the answer stops being fresh, by these headers alone; `nil` when they say nothing.
     /// - Parameter now: when the answer was received.
-    func expiry(receivedAt now: Date) -> Date? {
+    package func expiry(receivedAt now: Date) -> Date? {
         if noCache { return now }
         if let maxAge { return now.addingTimeInterval(TimeInterval(max(0, maxAge - age))) }
         guard let expires else { return nil }
@@ -60,13 +60,13 @@ struct CacheDirectives: Sendable, Hashable {
 }
 
 /// HTTP dates (RFC 9110 IMF-fixdate, with the obsolete RFC 850 and asctime forms accepted).
-enum HTTPDate {
+package enum HTTPDate {
     private static let formats = [
         "EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy",
     ]
 
     /// Parses an HTTP date.
-    static func parse(_ text: String) -> Date? {
+    package static func parse(_ text: String) -> Date? {
         for format in formats {
             let formatter = DateFormatter()
             formatter.locale = Locale(identifier: "en_US_POSIX")
@@ -78,7 +78,7 @@ enum HTTPDate {
     }
 
     /// Formats a date as an IMF-fixdate.
-    static func format(_ date: Date) -> String {
+    package static func format(_ date: Date) -> String {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "GMT")

@@ -20,30 +20,24 @@ public final class CachedOrigin: Sendable {
     /// The origin client for ordinary fetches.
     public let client: OriginClient
     /// The origin client for LL-HLS blocking playlist reloads: long first-byte timeout, no retry.
-    let blockingClient: OriginClient
+    package let blockingClient: OriginClient
 
     /// Opens the cache directory and starts the origin clients.
     /// - Parameters:
     ///   - configuration: the cache directory and size, the address policy, the origin timeout, the playlist
-    ///     expiries and the object size limit are used.
+    ///     expiries and the object size limit.
+    ///   - metrics: where origin requests and bytes are counted.
     ///   - logger: where the cache's warnings go.
     /// - Throws: when the cache directory cannot be created or the origin client cannot start.
-    public convenience init(configuration: ServerConfiguration, logger: Logger) throws {
-        try self.init(
-            configuration: configuration, addressPolicy: configuration.addressPolicy, metrics: ServerMetrics(),
-            logger: logger)
-    }
-
-    init(
-        configuration: ServerConfiguration, addressPolicy: AddressPolicy, metrics: ServerMetrics, logger: Logger
-    )
-        throws
-    {
+    public init(
+        configuration: OriginCacheConfiguration, metrics: any OriginCacheMetrics = NoOriginCacheMetrics(),
+        logger: Logger
+    ) throws {
         var timeouts = OriginTimeouts()
         timeouts.connect = min(timeouts.connect, configuration.originTimeout)
         timeouts.firstByte = configuration.originTimeout
         timeouts.stall = max(timeouts.stall, configuration.originTimeout)
-        var clientConfiguration = OriginClientConfiguration(policy: addressPolicy, timeouts: timeouts)
+        var clientConfiguration = OriginClientConfiguration(policy: configuration.addressPolicy, timeouts: timeouts)
         clientConfiguration.maxBodyBytes = configuration.maxObjectBytes
         client = try OriginClient(configuration: clientConfiguration)
         // LL-HLS blocking reloads: the origin holds them until the part exists, up to three target durations.
@@ -85,7 +79,7 @@ public final class CachedOrigin: Sendable {
     }
 
     /// Stops the origin clients (transfers in progress fail).
-    func shutdownClients() {
+    package func shutdownClients() {
         client.shutdown()
         blockingClient.shutdown()
     }
@@ -93,7 +87,7 @@ public final class CachedOrigin: Sendable {
     /// Stops the origin clients on a thread of its own, waiting at most `limit` for their threads to end, so
     /// that a process on its way out is never held up by them.
     /// - Returns: whether they ended in time.
-    func shutdownClients(within limit: Duration) async -> Bool {
+    package func shutdownClients(within limit: Duration) async -> Bool {
         let waiter = Mutex<CheckedContinuation<Bool, Never>?>(nil)
         return await withCheckedContinuation { continuation in
             waiter.withLock { $0 = continuation }

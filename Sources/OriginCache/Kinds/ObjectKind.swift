@@ -1,0 +1,71 @@
+import SegmentCache
+
+/// What an origin object is, decided once, when it is filled, and stored with its entry
+/// (``SegmentCache/EntryMetadata/kind``): every later reader asks the entry instead of comparing content types.
+///
+/// The one rule for "this is a playlist" is ``classify(url:contentType:firstBytes:)``.
+public enum ObjectKind: UInt8, Sendable, CaseIterable {
+    /// Not said: an entry written before kinds were stored (read by its content type), or an unclassified object.
+    case unknown = 0
+    /// An HLS playlist (multivariant or media), stored as the origin sent it, served rewritten.
+    case hlsPlaylist = 1
+    /// A media segment, partial segment or initialization section (audio, video, subtitles).
+    case media = 2
+    /// A decryption key.
+    case key = 3
+    /// Anything else (images, JSON, session data).
+    case other = 4
+
+    /// The `Content-Type` the kind is stored and served with when it has one of its own.
+    public var contentType: String? {
+        self == .hlsPlaylist ? "application/vnd.apple.mpegurl" : nil
+    }
+
+    /// What an origin answer is: a playlist by a `mpegurl` type, a `.m3u8`/`.m3u` path or an `#EXTM3U` first line;
+    /// otherwise media, key or other by its type and extension.
+    /// - Parameters:
+    ///   - url: the origin URL.
+    ///   - contentType: the origin's `Content-Type`, if any.
+    ///   - firstBytes: the start of the body (a BOM is skipped).
+    /// - Returns: the kind.
+    public static func classify(url: String, contentType: String?, firstBytes: [UInt8]) -> ObjectKind {
+        let type = contentType?.lowercased()
+        if let type, type.contains("mpegurl") { return .hlsPlaylist }
+        let pathExtension = MediaTypes.pathExtension(of: url)
+        if pathExtension == "m3u8" || pathExtension == "m3u" { return .hlsPlaylist }
+        var bytes = firstBytes[...]
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
+        if bytes.starts(with: Array("#EXTM3U".utf8)) { return .hlsPlaylist }
+        if let type, type.hasPrefix("video/") || type.hasPrefix("audio/") || type.hasPrefix("text/vtt") {
+            return .media
+        }
+        return kind(ofExtension: pathExtension)
+    }
+
+    /// The kind a URL's extension suggests, before anything is fetched (for metrics of failed requests).
+    /// - Parameter url: the origin URL.
+    /// - Returns: the kind, `.other` when the extension says nothing.
+    public static func guess(url: String) -> ObjectKind {
+        let pathExtension = MediaTypes.pathExtension(of: url)
+        if pathExtension == "m3u8" || pathExtension == "m3u" { return .hlsPlaylist }
+        return kind(ofExtension: pathExtension)
+    }
+
+    private static func kind(ofExtension pathExtension: String) -> ObjectKind {
+        switch pathExtension {
+        case "key": .key
+        case "ts", "m4s", "mp4", "m4v", "m4a", "aac", "mp3", "ac3", "ec3", "vtt", "webvtt", "cmfv", "cmfa": .media
+        default: .other
+        }
+    }
+}
+
+extension EntryMetadata {
+    /// What the entry is: the kind stored with it, or, for an entry written before kinds were stored, what its
+    /// content type and URL say.
+    public var objectKind: ObjectKind {
+        if let stored = ObjectKind(rawValue: kind), stored != .unknown { return stored }
+        if contentType == ObjectKind.hlsPlaylist.contentType { return .hlsPlaylist }
+        return ObjectKind.classify(url: key.url, contentType: contentType, firstBytes: [])
+    }
+}

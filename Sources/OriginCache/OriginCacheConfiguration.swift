@@ -1,0 +1,22 @@
+import OriginClient
+
+/// How a cache directory is filled from origins: what ``CachedOrigin`` needs, shared by `serve` and `prefetch`.
+public struct OriginCacheConfiguration: Sendable {
+    /// The cache directory.
+    public var cacheDirectory: String = "./hlscache-cache"
+    /// The cache's size bound, in bytes.
+    public var maxCacheBytes: Int64 = 10 * 1_000_000_000
+    /// Which origins may be fetched (the SSRF guard).
+    public var addressPolicy = AddressPolicy(allowedHosts: ["*"], allowPrivateNetworks: false)
+    /// Connect plus first-byte timeout of an origin request.
+    public var originTimeout: Duration = .seconds(10)
+    /// The largest object fetched, in bytes.
+    public var maxObjectBytes: Int64 = 512 << 20
+    /// Freshness of a VOD media playlist whose origin says nothing.
+    public var vodPlaylistTTL: Duration = .seconds(24 * 3600)
+    /// Freshness of a multivariant playlist whose origin says nothing.
+    public var multivariantPlaylistTTL: Duration = .seconds(60)
+
+    /// The defaults: `./hlscache-cache`, 10 GB, any public host, 10 s, 512 MiB, 24 h and 60 s.
+    public init() {}
+}
