@@ -45,24 +45,32 @@ struct HitAnswer {
     ///   - canSendFile: whether a body may be an entry file (`sendfile`); without it only memory bodies qualify.
     init?(request: HTTPRequest, components: ServerComponents, canSendFile: Bool) {
         let start = ContinuousClock.now
-        let requested = request.headerFields[.range].flatMap(RequestedRange.init(header:))
-        guard request.method == .get || request.method == .head, let target = request.path,
-            let origin = Self.originURL(for: target, configuration: components.configuration),
-            components.isAllowed(originURL: origin)
+        guard let target = request.path,
+            case .origin(let resolved) = RequestResolution(
+                method: request.method, target: target, range: request.headerFields[.range], components: components)
         else { return nil }
-        let key = CacheKey(origin: origin, requested: requested)
+        let requested = resolved.requested
+        let key = resolved.key
+        let isHead = request.method == .head
+        // Everything that decides whether the event loop answers is decided here, before the hit is counted, so
+        // that a hit handed on to the responder is not counted twice.
         var plan: Plan?
         let found = components.cache.publishedResponse(for: key) { metadata in
             guard (200..<300).contains(metadata.status), metadata.contentLength != nil else { return false }
             if metadata.objectKind == .hlsPlaylist {
-                plan = components.playlists.rendering(of: key, fetchedAt: metadata.fetchedAt).map(Plan.playlist)
-            } else if case .send(let head) = ObjectHead.make(metadata: metadata, requested: requested, result: .hit) {
+                guard let rendered = components.playlists.rendering(of: key, fetchedAt: metadata.fetchedAt) else {
+                    return false
+                }
+                if case .file = rendered.body, !canSendFile, !isHead { return false }
+                plan = .playlist(rendered)
+            } else if canSendFile || isHead,
+                case .send(let head) = ObjectHead.make(metadata: metadata, requested: requested, result: .hit)
+            {
                 plan = .object(head)
             }
             return plan != nil
         }
         guard let response = found, let plan else { return nil }
-        let isHead = request.method == .head
         var record = AccessRecord(
             method: request.method.rawValue, path: target, id: components.nextRequestID(), start: start,
             originURL: key.url)
@@ -101,20 +109,6 @@ struct HitAnswer {
         headers[.contentLength] = String(length)
         self.head = HTTPResponse(status: status, headerFields: headers)
         self.record = record
-    }
-
-    /// The origin URL a proxied request target maps to, or `nil` for hlscache's own routes and targets it would
-    /// refuse.
-    private static func originURL(for target: String, configuration: ServerConfiguration) -> String? {
-        let path = target.prefix { $0 != "?" }
-        if path == "/healthz" || path == "/metrics" || (path == "/" && configuration.reverseOrigin == nil) {
-            return nil
-        }
-        guard target.utf8.count <= configuration.maxRequestTargetLength,
-            let origin = OriginTarget.originURL(for: target, reverseOrigin: configuration.reverseOrigin),
-            !OriginTarget.isRefusedForward(target: target, origin: origin)
-        else { return nil }
-        return origin
     }
 
     /// The body of a playlist hit: none for HEAD, the shared buffer, or the rendering's file (sent with `sendfile`).
@@ -158,30 +152,5 @@ extension HitAnswer.Body {
         case .memory: .memory
         case .file: .sendfile
         }
-    }
-}
-
-extension ServerComponents {
-    /// Whether the address policy lets requests for `originURL` through: checked on hits too, so that a host
-    /// taken off the allowed list is not served from the cache either. The answer depends only on the URL's
-    /// `scheme://authority`, and is remembered by it.
-    func isAllowed(originURL: String) -> Bool {
-        guard let schemeEnd = ByteSearch.offset(of: "://", in: originURL) else { return false }
-        let origin = ByteSearch.prefix(of: originURL, from: schemeEnd + 3, stoppingAt: "/?#")
-        if let known = allowedOrigins.withLock({ $0[origin] }) { return known }
-        var allowed = false
-        if let host = OriginTarget.host(of: origin + "/"), !host.isEmpty {
-            do {
-                try addressPolicy.check(host: host)
-                allowed = true
-            } catch {
-                allowed = false
-            }
-        }
-        allowedOrigins.withLock { known in
-            if known.count >= 4096 { known.removeAll(keepingCapacity: true) }
-            known[origin] = allowed
-        }
-        return allowed
     }
 }

@@ -15,62 +15,45 @@ struct ProxyResponder: HTTPResponder {
 
     func respond(to request: Request, context: Context) async throws -> Response {
         let exchange = Exchange(request: request, components: components)
-        switch (request.method, request.uri.path) {
-        case (.get, "/healthz"), (.head, "/healthz"):
+        let resolution = RequestResolution(
+            method: request.method, target: request.head.path ?? "/", range: request.headers[.range],
+            components: components)
+        switch resolution {
+        case .own(.health):
             let draining = components.draining.load(ordering: .relaxed)
             return exchange.finish(
                 draining ? .serviceUnavailable : .ok, text: draining ? "draining\n" : "ok\n", result: .bypass)
-        case (.get, "/metrics"):
+        case .own(.metrics):
             let body = components.metrics.render(cache: components.cache.statistics)
             return exchange.finish(.ok, body: body, contentType: "text/plain; version=0.0.4", result: .bypass)
-        case (.get, "/") where components.configuration.reverseOrigin == nil:
+        case .own(.status):
             let page = StatusPage.render(components: components)
             return exchange.finish(
                 .ok, body: Array(page.utf8), contentType: "text/html; charset=utf-8", result: .bypass)
-        default:
-            return await proxy(exchange)
+        case .refused(let status, let reason):
+            return exchange.fail(status, reason)
+        case .origin(let resolved):
+            return await proxy(exchange, resolved)
         }
     }
 
-    private func proxy(_ original: Exchange) async -> Response {
+    private func proxy(_ original: Exchange, _ resolved: RequestResolution.OriginRequest) async -> Response {
         var exchange = original
-        let request = exchange.request
-        guard request.method == .get || request.method == .head else {
-            return exchange.fail(.methodNotAllowed, "only GET and HEAD are proxied")
-        }
-        let target = request.head.path ?? "/"
-        guard target.utf8.count <= components.configuration.maxRequestTargetLength else {
-            return exchange.fail(
-                .uriTooLong, "request target longer than \(components.configuration.maxRequestTargetLength) bytes")
-        }
-        guard let origin = OriginTarget.originURL(for: target, reverseOrigin: components.configuration.reverseOrigin)
-        else {
-            return exchange.fail(.notFound, "no origin in \(target): use /o/<scheme>/<host>/<path> or --origin")
-        }
+        let origin = resolved.url
+        let requested = resolved.requested
+        let key = resolved.key
         exchange.originURL = origin
-        guard !OriginTarget.isRefusedForward(target: target, origin: origin) else {
-            return exchange.fail(.badRequest, "credentials in an origin URL are refused: remove user:password@")
-        }
-        guard let host = OriginTarget.host(of: origin), !host.isEmpty else {
-            return exchange.fail(.badRequest, "cannot read a host in \(origin)")
-        }
-        do {
-            try components.addressPolicy.check(host: host)
-        } catch {
-            return exchange.fail(.forbidden, "origin refused: \(error.reason)")
-        }
-        let requested = request.headers[.range].flatMap(RequestedRange.init(header:))
-        let key = CacheKey(origin: origin, requested: requested)
         exchange.kind = RequestKind(ObjectKind.guess(url: origin))
         let response: CacheResponse
         do {
             response = try await components.cache.fetch(key, freshness: .fresh)
         } catch {
-            return failedFetch(exchange, key: key, error: error)
+            return failedFetch(exchange, key: key, requested: requested, error: error)
         }
         guard (200..<300).contains(response.metadata.status) else {
             if response.metadata.status >= 500,
-                let stale = staleResponse(exchange, key: key, because: "origin answered \(response.metadata.status)")
+                let stale = staleResponse(
+                    exchange, key: key, requested: requested, because: "origin answered \(response.metadata.status)")
             {
                 return stale
             }
@@ -90,7 +73,9 @@ struct ProxyResponder: HTTPResponder {
     }
 
     /// The origin could not be fetched: serve a stale copy when the failure is the origin's, else say why.
-    private func failedFetch(_ exchange: Exchange, key: CacheKey, error: any Error) -> Response {
+    private func failedFetch(
+        _ exchange: Exchange, key: CacheKey, requested: RequestedRange?, error: any Error
+    ) -> Response {
         if let invalid = error as? InvalidPlaylistError {
             components.logger.warning(
                 "invalid playlist", metadata: ["url": "\(invalid.url)", "error": "\(invalid.error)"])
@@ -106,7 +91,9 @@ struct ProxyResponder: HTTPResponder {
         case .tooLarge: return exchange.fail(.badGateway, "\(error.description) (--max-object-size)")
         default: break
         }
-        if let stale = staleResponse(exchange, key: key, because: error.description) { return stale }
+        if let stale = staleResponse(exchange, key: key, requested: requested, because: error.description) {
+            return stale
+        }
         components.logger.warning("origin failed", metadata: ["url": "\(key.url)", "error": "\(error.description)"])
         if error.kind == .timeout { return exchange.fail(.gatewayTimeout, "origin timed out: \(error.description)") }
         return exchange.fail(.badGateway, "origin failed: \(error.description)")
@@ -114,14 +101,15 @@ struct ProxyResponder: HTTPResponder {
 
     /// A stale copy of `key` for stale-if-error: live playlists up to three target durations old, anything else
     /// without limit.
-    private func staleResponse(_ exchange: Exchange, key: CacheKey, because reason: String) -> Response? {
+    private func staleResponse(
+        _ exchange: Exchange, key: CacheKey, requested: RequestedRange?, because reason: String
+    ) -> Response? {
         guard let stale = components.cache.staleEntry(for: key) else { return nil }
         if stale.metadata.objectKind == .hlsPlaylist {
             return PlaylistResponder(components: components).respondStale(
                 exchange, key: key, response: stale, reason: reason)
         }
         components.logger.warning("serving stale", metadata: ["url": "\(key.url)", "reason": "\(reason)"])
-        let requested = exchange.request.headers[.range].flatMap(RequestedRange.init(header:))
         return ObjectResponder(components: components).respond(
             exchange, response: stale, requested: requested, result: .stale)
     }

@@ -26,8 +26,8 @@ final class ServerComponents: Sendable {
     let logger: Logger
     let startedAt = Date()
     let draining = Atomic<Bool>(false)
-    /// The address policy's answers by `scheme://authority`, for the hit path (bounded: cleared when full).
-    let allowedOrigins = Mutex<[String: Bool]>([:])
+    /// The address policy's answers by `scheme://authority` (bounded).
+    let addressVerdicts = AddressVerdicts()
     private let requestCounter = Atomic<Int>(0)
     private let requestPrefix = String(UInt32.random(in: 0...UInt32.max), radix: 16)
 

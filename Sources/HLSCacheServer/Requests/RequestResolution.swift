@@ -1,0 +1,76 @@
+import HTTPTypes
+import OriginClient
+import SegmentCache
+
+/// What a request is for, decided once from its method, target and `Range` header: the one place that knows
+/// hlscache's own routes, the target length limit, the forward and reverse forms, the userinfo and address-policy
+/// refusals, and the cache key. The event-loop hit path and the async responder both start from it.
+enum RequestResolution {
+    /// One of hlscache's own routes.
+    case own(OwnRoute)
+    /// A proxied origin object.
+    case origin(OriginRequest)
+    /// Refused before any origin traffic: the status and the one-line reason.
+    case refused(HTTPResponse.Status, String)
+
+    /// hlscache's own routes.
+    enum OwnRoute: Sendable {
+        case health, metrics, status
+    }
+
+    /// A request for an origin object, resolved.
+    struct OriginRequest: Sendable {
+        /// The origin URL.
+        var url: String
+        /// The request's `Range`, if it has a usable one.
+        var requested: RequestedRange?
+        /// The cache key the request asks for.
+        var key: CacheKey
+    }
+
+    /// Resolves a request.
+    /// - Parameters:
+    ///   - method: the request method.
+    ///   - target: the request target (path and query) as received.
+    ///   - range: the `Range` header, if any.
+    ///   - components: the configuration and the memoized address policy.
+    init(method: HTTPRequest.Method, target: String, range: String?, components: ServerComponents) {
+        let configuration = components.configuration
+        let path = target.utf8.firstIndex(of: UInt8(ascii: "?")).map { String(target[..<$0]) } ?? target
+        let isRead = method == .get || method == .head
+        switch path {
+        case "/healthz" where isRead:
+            self = .own(.health)
+            return
+        case "/metrics" where method == .get:
+            self = .own(.metrics)
+            return
+        case "/" where method == .get && configuration.reverseOrigin == nil:
+            self = .own(.status)
+            return
+        default: break
+        }
+        guard isRead else {
+            self = .refused(.methodNotAllowed, "only GET and HEAD are proxied")
+            return
+        }
+        guard target.utf8.count <= configuration.maxRequestTargetLength else {
+            self = .refused(.uriTooLong, "request target longer than \(configuration.maxRequestTargetLength) bytes")
+            return
+        }
+        guard let url = OriginTarget.originURL(for: target, reverseOrigin: configuration.reverseOrigin) else {
+            self = .refused(.notFound, "no origin in \(target): use /o/<scheme>/<host>/<path> or --origin")
+            return
+        }
+        if OriginTarget.isRefusedForward(target: target, origin: url) {
+            self = .refused(.badRequest, "credentials in an origin URL are refused: remove user:password@")
+            return
+        }
+        if let refusal = components.addressVerdicts.refusal(for: url, policy: components.addressPolicy) {
+            self = .refused(refusal.status, refusal.reason)
+            return
+        }
+        let requested = range.flatMap(RequestedRange.init(header:))
+        self = .origin(OriginRequest(url: url, requested: requested, key: CacheKey(origin: url, requested: requested)))
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import HTTPTypes
+import Logging
+import SegmentCache
+import Testing
+
+@testable import HLSCacheServer
+
+/// One resolution decides what a request is for, for the hit path and the responder alike.
+@Suite("Request resolution")
+struct RequestResolutionTests {
+    static func components(_ change: (inout ServerConfiguration) -> Void = { _ in }) throws -> ServerComponents {
+        var configuration = ServerConfiguration()
+        configuration.cacheDirectory = ServerProcess.temporaryDirectory()
+        configuration.prefetchCount = 0
+        change(&configuration)
+        return try ServerComponents(configuration: configuration, logger: Logger(label: "test"))
+    }
+
+    static func status(_ resolution: RequestResolution) -> Int? {
+        if case .refused(let status, _) = resolution { return status.code }
+        return nil
+    }
+
+    @Test("own routes, refusals and origin requests, each decided in one place")
+    func resolves() throws {
+        let components = try Self.components()
+        func resolve(_ target: String, method: HTTPRequest.Method = .get, range: String? = nil) -> RequestResolution {
+            RequestResolution(method: method, target: target, range: range, components: components)
+        }
+        guard case .own(.health) = resolve("/healthz?x=1") else { Issue.record("healthz"); return }
+        guard case .own(.metrics) = resolve("/metrics") else { Issue.record("metrics"); return }
+        guard case .own(.status) = resolve("/") else { Issue.record("status"); return }
+        #expect(Self.status(resolve("/o/https/example.com/a.ts", method: .post)) == 405)
+        #expect(Self.status(resolve("/o/https/example.com/a.ts", method: .connect)) == 405)
+        #expect(Self.status(resolve("/o/ftp/example.com/a.ts")) == 404)
+        #expect(Self.status(resolve("/o/https/" + String(repeating: "a", count: 9000))) == 414)
+        #expect(Self.status(resolve("/o/https/user:pw@example.com/a.ts")) == 400)
+        // Addresses are checked when the origin client connects; the host patterns here, before any traffic.
+        let listed = try Self.components { $0.allowedHosts = ["cdn.example", "*.media.example"] }
+        func verdict(_ target: String) -> Int? {
+            Self.status(RequestResolution(method: .get, target: target, range: nil, components: listed))
+        }
+        #expect(verdict("/o/https/other.example/a.ts") == 403)
+        #expect(verdict("/o/https/cdn.example/a.ts") == nil)
+        #expect(verdict("/o/https/a.media.example/a.ts") == nil)
+        guard case .origin(let request) = resolve("/o/https/example.com/a.ts?t=1", range: "bytes=10-19") else {
+            Issue.record("origin")
+            return
+        }
+        #expect(request.url == "https://example.com/a.ts?t=1")
+        #expect(request.requested == .closed(first: 10, last: 19))
+        #expect(request.key == CacheKey(url: "https://example.com/a.ts?t=1", range: ByteRange(offset: 10, length: 10)))
+        guard
+            case .origin(let open) = resolve(
+                "/o/https/example.com/a.ts", method: .head, range: "bytes=0-9223372036854775807")
+        else {
+            Issue.record("open range")
+            return
+        }
+        #expect(open.key.range == nil)
+    }
+
+    @Test("in reverse mode the status page belongs to the origin, and its own userinfo is the operator's")
+    func reverseMode() throws {
+        let components = try Self.components { $0.reverseOrigin = "https://user:pw@origin.example/base" }
+        guard case .origin(let root) = RequestResolution(method: .get, target: "/", range: nil, components: components)
+        else {
+            Issue.record("root")
+            return
+        }
+        #expect(root.url == "https://user:pw@origin.example/base/")
+    }
+}
