@@ -12,7 +12,8 @@ struct HLSCacheCommand: AsyncParsableCommand {
         subcommands: [ServeCommand.self, PrefetchCommand.self, RewriteCommand.self, URLCommand.self]
     )
 
-    /// Runs the command line, with `serve`'s options also taken from `HLSCACHE_*` environment variables.
+    /// Runs the command line, with `serve`'s options and `prefetch`'s shared ones also taken from `HLSCACHE_*`
+    /// environment variables.
     static func main() async {
         var arguments = Array(CommandLine.arguments.dropFirst())
         if arguments.first == "serve" {
@@ -20,6 +21,10 @@ struct HLSCacheCommand: AsyncParsableCommand {
                 arguments, options: ServeCommand.environmentOptions, environment: ProcessInfo.processInfo.environment)
         }
         if arguments.first == "prefetch" {
+            // Not HLSCACHE_CACHE_DIR: --cache-dir chooses where prefetch writes; the variable is its default.
+            arguments = EnvironmentOption.merged(
+                arguments, options: OriginOptions.environmentOptions.filter { $0 != .value("cache-dir") },
+                environment: ProcessInfo.processInfo.environment)
             await runPrefetch(arguments)
         }
         await main(arguments)

@@ -25,8 +25,8 @@ struct PrefetchCommand: AsyncParsableCommand {
     @Argument(help: "The stream's playlist URL (multivariant or media).")
     var url: String
 
-    @Option(help: "Store in this cache directory (what `hlscache serve --cache-dir` reads).")
-    var cacheDir: String?
+    @OptionGroup(title: "Cache and origins")
+    var shared: OriginOptions
 
     @Option(help: "Pull through this running hlscache, e.g. http://127.0.0.1:8080.")
     var server: String?
@@ -58,18 +58,6 @@ struct PrefetchCommand: AsyncParsableCommand {
     @Option(help: "Give up a live playlist after it has failed to refresh for this long.")
     var liveGiveUp = "30s"
 
-    @Option(help: "Origin host pattern to allow (repeatable): host, *.domain, or * for any public host.")
-    var allowHost: [String] = []
-
-    @Flag(help: "Let allowed hosts resolve to private, loopback and unique-local addresses.")
-    var allowPrivateNetworks = false
-
-    @Option(help: "Cache size bound for --cache-dir, with a unit.")
-    var maxCacheSize = "10GB"
-
-    @Option(help: "Seconds to wait for an origin to connect and answer.")
-    var originTimeout: Double = 10
-
     @Flag(help: "No progress output (failures are still reported).")
     var quiet = false
 
@@ -77,7 +65,7 @@ struct PrefetchCommand: AsyncParsableCommand {
     var json = false
 
     func validate() throws {
-        let destinations = [cacheDir, server, output].compactMap { $0 }
+        let destinations = [shared.cacheDir, server, output].compactMap { $0 }
         guard destinations.count <= 1 else { throw ValidationError("choose one of --cache-dir, --server, --output") }
         _ = try makeOptions()
     }
@@ -166,14 +154,11 @@ struct PrefetchCommand: AsyncParsableCommand {
     }
 
     private func makeDestination() throws -> PrefetchDestination {
-        var hosts = allowHost.isEmpty ? ["*"] : allowHost
-        if let server, let host = URLComponents(string: server)?.host { hosts.append(host) }
-        let policy = AddressPolicy(allowedHosts: hosts, allowPrivateNetworks: allowPrivateNetworks)
+        let policy = AddressPolicy(
+            allowedHosts: shared.hosts(adding: server.flatMap { URLComponents(string: $0)?.host }.map { [$0] } ?? []),
+            allowPrivateNetworks: shared.allowPrivateNetworks)
         var timeouts = OriginTimeouts()
-        guard originTimeout.isFinite, originTimeout > 0, originTimeout <= DurationText.maxSeconds else {
-            throw ValidationError("--origin-timeout must be a number of seconds from 0.1 to 1e9")
-        }
-        let timeout = Duration.milliseconds(Int64(max(0.1, originTimeout) * 1000))
+        let timeout = try shared.timeout()
         timeouts.connect = min(timeouts.connect, timeout)
         timeouts.firstByte = timeout
         timeouts.stall = max(timeouts.stall, timeout)
@@ -190,16 +175,11 @@ struct PrefetchCommand: AsyncParsableCommand {
             configuration.maxRetries = 0
             return .output(directory: output, client: try OriginClient(configuration: configuration))
         }
-        var configuration = OriginCacheConfiguration()
         // The image sets HLSCACHE_CACHE_DIR for the server; a prefetch in the same container fills the same place.
-        configuration.cacheDirectory =
-            cacheDir ?? ProcessInfo.processInfo.environment["HLSCACHE_CACHE_DIR"] ?? configuration.cacheDirectory
-        configuration.addressPolicy = policy
-        configuration.originTimeout = timeout
-        guard let bytes = ByteSize.parse(maxCacheSize), bytes > 0 else {
-            throw ValidationError("--max-cache-size must be a size such as 10GB, not \(maxCacheSize)")
-        }
-        configuration.maxCacheBytes = bytes
+        let directory =
+            shared.cacheDir ?? ProcessInfo.processInfo.environment["HLSCACHE_CACHE_DIR"]
+            ?? OriginOptions.defaultCacheDirectory
+        let configuration = try shared.originCache(directory: directory, policy: policy)
         let logger = Logger(label: "hlscache.prefetch")
         return .cacheDirectory(try CachedOrigin(configuration: configuration, logger: logger))
     }

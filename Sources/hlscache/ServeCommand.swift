@@ -17,14 +17,14 @@ struct ServeCommand: AsyncParsableCommand {
     )
 
     /// The options that environment variables can set, and how.
-    static let environmentOptions: [EnvironmentOption] = [
-        .value("host"), .value("port"), .value("cache-dir"), .value("max-cache-size"), .value("origin"),
-        .repeated("allow-host"), .flag("allow-private-networks"), .value("public-base-url"), .value("prefetch"),
-        .value("prefetch-concurrency"), .value("max-object-size"), .value("origin-timeout"),
-        .value("vod-playlist-ttl"), .value("multivariant-playlist-ttl"), .value("shutdown-grace"),
-        .value("log-format"), .value("log-level"), .value("memory-cache-size"), .flag("no-event-loop-hits"),
-        .value("max-connections"), .value("request-head-timeout"), .value("idle-timeout"),
-    ]
+    static let environmentOptions: [EnvironmentOption] =
+        OriginOptions.environmentOptions + [
+            .value("host"), .value("port"), .value("origin"), .value("public-base-url"), .value("prefetch"),
+            .value("prefetch-concurrency"), .value("max-object-size"),
+            .value("vod-playlist-ttl"), .value("multivariant-playlist-ttl"), .value("shutdown-grace"),
+            .value("log-format"), .value("log-level"), .value("memory-cache-size"), .flag("no-event-loop-hits"),
+            .value("max-connections"), .value("request-head-timeout"), .value("idle-timeout"),
+        ]
 
     @Option(help: "Address to listen on.")
     var host = "127.0.0.1"
@@ -32,20 +32,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Port to listen on (0: any free port).")
     var port = 8080
 
-    @Option(help: "Cache directory.")
-    var cacheDir = "./hlscache-cache"
-
-    @Option(help: "Cache size bound, with a unit: 500MB, 10GB, 1TiB.")
-    var maxCacheSize = "10GB"
+    @OptionGroup(title: "Cache and origins")
+    var shared: OriginOptions
 
     @Option(help: "Reverse mode: map every path that is not hlscache's own onto this origin URL.")
     var origin: String?
-
-    @Option(help: "Origin host pattern to allow (repeatable): host, *.domain, or * for any public host.")
-    var allowHost: [String] = []
-
-    @Flag(help: "Let allowed hosts resolve to private, loopback and unique-local addresses.")
-    var allowPrivateNetworks = false
 
     @Option(help: "Absolute base URL for rewritten URIs (default: absolute paths, /o/...).")
     var publicBaseURL: String?
@@ -58,9 +49,6 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(help: "Largest object fetched, with a unit.")
     var maxObjectSize = "512MiB"
-
-    @Option(help: "Origin connect plus first-byte timeout, seconds.")
-    var originTimeout: Double = 10
 
     @Option(help: "Freshness of VOD media playlists when the origin gives none, seconds.")
     var vodPlaylistTTL: Double = 86400
@@ -101,16 +89,16 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.host = host
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0...65535") }
         configuration.port = port
-        configuration.cacheDirectory = cacheDir
-        configuration.maxCacheBytes = try size(maxCacheSize, "--max-cache-size")
+        configuration.cacheDirectory = shared.cacheDir ?? OriginOptions.defaultCacheDirectory
+        configuration.maxCacheBytes = try shared.maxCacheBytes()
         if let origin {
             guard let components = URLComponents(string: origin), ["http", "https"].contains(components.scheme ?? ""),
                 components.host?.isEmpty == false
             else { throw ValidationError("--origin must be an absolute http(s) URL: \(origin)") }
             configuration.reverseOrigin = origin
         }
-        if !allowHost.isEmpty { configuration.allowedHosts = allowHost }
-        configuration.allowPrivateNetworks = allowPrivateNetworks
+        configuration.allowedHosts = shared.hosts()
+        configuration.allowPrivateNetworks = shared.allowPrivateNetworks
         configuration.publicBaseURL = publicBaseURL
         guard prefetch >= 0, prefetchConcurrency > 0 else {
             throw ValidationError("--prefetch must be 0 or more, --prefetch-concurrency 1 or more")
@@ -120,7 +108,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.maxObjectBytes = try size(maxObjectSize, "--max-object-size")
         configuration.memoryCacheBytes = Int(try size(memoryCacheSize, "--memory-cache-size"))
         configuration.eventLoopHits = !noEventLoopHits
-        configuration.originTimeout = try seconds(originTimeout, "--origin-timeout")
+        configuration.originTimeout = try shared.timeout()
         configuration.vodPlaylistTTL = try seconds(vodPlaylistTTL, "--vod-playlist-ttl")
         configuration.multivariantPlaylistTTL = try seconds(multivariantPlaylistTTL, "--multivariant-playlist-ttl")
         configuration.shutdownGrace = try seconds(shutdownGrace, "--shutdown-grace")
