@@ -23,7 +23,7 @@ struct ServeCommand: AsyncParsableCommand {
             .value("prefetch-concurrency"), .value("max-object-size"),
             .value("vod-playlist-ttl"), .value("multivariant-playlist-ttl"), .value("shutdown-grace"),
             .value("log-format"), .value("log-level"), .value("memory-cache-size"), .flag("no-event-loop-hits"),
-            .value("max-connections"), .value("request-head-timeout"), .value("idle-timeout"),
+            .value("max-connections"), .value("request-head-timeout"), .value("idle-timeout"), .value("send-timeout"),
         ]
 
     @Option(help: "Address to listen on.")
@@ -80,6 +80,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds a keep-alive connection may stay idle between requests.")
     var idleTimeout: Double = 60
 
+    @Option(help: "Seconds an answer may make no progress because the client does not read.")
+    var sendTimeout: Double = 60
+
     func validate() throws {
         _ = try makeConfiguration()
     }
@@ -116,6 +119,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.maxConnections = maxConnections
         configuration.requestHeadTimeout = try seconds(requestHeadTimeout, "--request-head-timeout", minimum: 0.001)
         configuration.idleTimeout = try seconds(idleTimeout, "--idle-timeout", minimum: 0.001)
+        configuration.sendTimeout = try seconds(sendTimeout, "--send-timeout", minimum: 0.001)
         guard let format = ServerConfiguration.LogFormat(rawValue: logFormat) else {
             throw ValidationError("--log-format must be text or json")
         }

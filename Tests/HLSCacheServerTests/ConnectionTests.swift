@@ -97,6 +97,69 @@ struct ConnectionTests {
         await server.stop()
     }
 
+    @Test("an Upgrade request (h2c) is answered normally, then the connection closes")
+    func upgradeIsAnsweredThenClosed() async throws {
+        let server = try await ServerProcess.start()
+        let port = server.port
+        let (status, closes) = try await offPool {
+            let connection = try RawConnection(port: port, timeout: 10)
+            connection.send(
+                RawConnection.request(
+                    "GET", "/healthz",
+                    extra: [
+                        "Connection: Upgrade, HTTP2-Settings", "Upgrade: h2c",
+                        "HTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA",
+                    ]))
+            return (try connection.readAnswer().status, connection.serverCloses())
+        }
+        #expect(status == 200)
+        #expect(closes)
+        await server.stop()
+    }
+
+    @Test("a CONNECT pipelined after a GET is refused after the GET's answer, which arrives whole")
+    func connectAfterPipelinedGet() async throws {
+        let origin = StreamOrigin()
+        try await origin.start()
+        defer { origin.stop() }
+        let server = try await ServerProcess.start(arguments: HardeningTests.loopback)
+        let target = "/o/http/127.0.0.1:\(origin.port)/large/3000000.ts"
+        let port = server.port
+        let (first, second) = try await offPool {
+            let connection = try RawConnection(port: port, timeout: 20)
+            connection.send(
+                RawConnection.request("GET", target) + "CONNECT example.com:443 HTTP/1.1\r\nHost: x\r\n\r\n")
+            return (try connection.readAnswer(), try connection.readAnswer())
+        }
+        #expect(first.status == 200)
+        #expect(sameBytes(first.body, StreamOrigin.pattern(count: 3_000_000)))
+        #expect(second.status == 405)
+        await server.stop()
+    }
+
+    @Test("a client that stops reading is cut off after --send-timeout, not held forever")
+    func stalledReaderIsClosed() async throws {
+        let origin = StreamOrigin()
+        try await origin.start()
+        defer { origin.stop() }
+        let server = try await ServerProcess.start(arguments: HardeningTests.loopback + ["--send-timeout", "1"])
+        let target = "/o/http/127.0.0.1:\(origin.port)/large/67108864.ts"
+        _ = try await TestHTTP.get(server.url(target), head: true)
+        let port = server.port
+        let received = try await offPool {
+            let connection = try RawConnection(port: port, timeout: 20)
+            connection.send(RawConnection.request("GET", target))
+            Thread.sleep(forTimeInterval: 4)  // read nothing: the server's socket stays unwritable
+            var received = 0
+            while let chunk = try? connection.read(upTo: 1 << 16), !chunk.isEmpty { received += chunk.count }
+            return received
+        }
+        #expect(received > 0)
+        #expect(received < 67_108_864, "the whole 64 MiB arrived: the stalled connection was not closed")
+        #expect(server.process.isRunning)
+        await server.stop()
+    }
+
     @Test("with ulimit -n 256 and 300 clients the server does not spin, refuses politely, and recovers")
     func fewDescriptorsNoSpin() async throws {
         // No connection may time out while the test, slow under a loaded CI machine, walks through them.

@@ -82,8 +82,13 @@ struct ResourceBoundsTests {
         let sendfileHits = try await server.metric(#"hlscache_event_loop_hits_total{body="sendfile"}"#)
         #expect(eventLoopHits ? sendfileHits == 3 : sendfileHits == 0)
         #expect(server.peakMemory < Self.peakLimit, "peak \(server.peakMemory >> 20) MiB")
-        let rendered = server.cacheDirectory + "/rendered/\(server.process.processIdentifier)"
-        #expect(try FileManager.default.contentsOfDirectory(atPath: rendered).count == 1)
+        // Kept in one unlinked file the server holds open: nothing on disk outlives it.
+        let descriptors = "/proc/\(server.process.processIdentifier)/fd"
+        let renderings = try FileManager.default.contentsOfDirectory(atPath: descriptors).filter { name in
+            let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: descriptors + "/" + name)) ?? ""
+            return target.contains("/tmp/rendered-") && target.hasSuffix("(deleted)")
+        }
+        #expect(renderings.count == 1)
         await server.stop()
     }
 }

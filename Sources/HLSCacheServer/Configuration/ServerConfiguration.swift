@@ -51,6 +51,8 @@ public struct ServerConfiguration: Sendable {
     public var requestHeadTimeout: Duration = .seconds(10)
     /// How long a connection may stay idle between requests.
     public var idleTimeout: Duration = .seconds(60)
+    /// How long an answer may make no progress because the client does not read; then the connection closes.
+    public var sendTimeout: Duration = .seconds(60)
 
     /// Log line formats.
     public enum LogFormat: String, Sendable, CaseIterable {

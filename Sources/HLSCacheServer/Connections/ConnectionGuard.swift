@@ -17,16 +17,28 @@ final class ConnectionCounter: Sendable {
     }
 }
 
+/// The request-head, idle and send timeouts of a connection.
+struct ConnectionTimeouts: Sendable {
+    /// From a connection's opening, or from the first byte of a request, to its complete head.
+    var requestHead: TimeAmount
+    /// Between the end of an answer and the first byte of the next request.
+    var idle: TimeAmount
+    /// How long an answer may make no progress because the client does not read (the socket stays unwritable).
+    var send: TimeAmount
+}
+
 /// The first of hlscache's handlers in each connection's HTTP/1 pipeline: it sees every request part and every
 /// response part (Hummingbird's and the hit path's), and so decides when a connection is closed:
 ///
 /// - **Timeouts.** A connection must send a complete request head within ``ConnectionTimeouts/requestHead`` of
 ///   opening or of the first byte of a request (a slowloris is closed), and may stay idle between requests for
-///   ``ConnectionTimeouts/idle``; while a request is being answered no timer runs.
+///   ``ConnectionTimeouts/idle``. While an answer is being sent no timer runs, except when the client stops
+///   reading: a socket that stays unwritable for ``ConnectionTimeouts/send`` is closed (a player that reads
+///   slowly resets that clock with every write that drains).
 /// - **Closing answers.** After the answer to a request that asked to close (`Connection: close`, HTTP/1.0 without
 ///   keep-alive; ``CloseNormalizer`` makes both explicit) the connection is closed once the answer is written.
-/// - **CONNECT** (and requests that ask to upgrade the protocol) get a complete `405` and the connection closes:
-///   the HTTP parser stops parsing after them, so nothing else could be read from the connection.
+/// - **CONNECT** gets a complete `405` once earlier answers are written, and the connection closes: the HTTP parser
+///   stops after it, so nothing else could be read from the connection.
 /// - **The connection cap.** Beyond ``ConnectionCounter/limit`` open connections, the first request gets `503`
 ///   and the connection closes.
 final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
@@ -35,21 +47,28 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     typealias OutboundIn = HTTPResponsePart
     typealias OutboundOut = HTTPResponsePart
 
+    /// A refusal waiting for earlier answers of the connection to be written.
+    private struct Refusal {
+        var status: HTTPResponse.Status
+        var reason: String
+    }
+
     private let counter: ConnectionCounter
     private let timeouts: ConnectionTimeouts
     private var counted = false
     private var overLimit = false
-    /// Whether this connection's requests are being dropped after a refusal.
-    private var refusing = false
+    /// Set once a refusal is decided: later request parts are dropped.
+    private var refusal: Refusal?
     /// For each request whose answer has not been written: whether the connection closes after it.
     private var closeAfter: [Bool] = []
     /// Whether bytes of a request head have arrived since the last complete head.
     private var headStarted = false
     private var timer: Scheduled<Void>?
+    private var sendTimer: Scheduled<Void>?
 
     /// - Parameters:
     ///   - counter: the server's open-connection count.
-    ///   - timeouts: the request-head and idle timeouts.
+    ///   - timeouts: the request-head, idle and send timeouts.
     init(counter: ConnectionCounter, timeouts: ConnectionTimeouts) {
         self.counter = counter
         self.timeouts = timeouts
@@ -69,22 +88,24 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     func handlerRemoved(context: ChannelHandlerContext) {
         timer?.cancel()
         timer = nil
+        sendTimer?.cancel()
+        sendTimer = nil
         if counted {
             counted = false
             counter.open.subtract(1, ordering: .relaxed)
         }
     }
 
-    /// Bytes arrived: the first after an answer starts the request-head clock.
+    /// Bytes arrived: the first of a request starts the request-head clock (once earlier answers are written).
     fileprivate func bytesArrived(context: ChannelHandlerContext) {
-        guard !headStarted, closeAfter.isEmpty, !refusing else { return }
+        guard !headStarted, refusal == nil else { return }
         headStarted = true
-        arm(timeouts.requestHead, context: context)
+        if closeAfter.isEmpty { arm(timeouts.requestHead, context: context) }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let part = unwrapInboundIn(data)
-        guard !refusing else { return }
+        guard refusal == nil else { return }
         guard case .head(let head) = part else {
             context.fireChannelRead(data)
             return
@@ -94,8 +115,8 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         timer = nil
         if overLimit {
             refuse(.serviceUnavailable, "hlscache is serving its maximum number of connections; try again", context)
-        } else if head.method == .connect || head.headerFields[.upgrade] != nil {
-            refuse(.methodNotAllowed, "\(head.method) is not supported: only GET and HEAD are proxied", context)
+        } else if head.method == .connect {
+            refuse(.methodNotAllowed, "CONNECT is not supported: only GET and HEAD are proxied", context)
         } else {
             closeAfter.append(head.headerFields[.connection]?.lowercased() == "close")
             context.fireChannelRead(data)
@@ -114,9 +135,25 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             if closing {
                 context.close(promise: nil)
             } else if self.closeAfter.isEmpty {
-                self.arm(self.timeouts.idle, context: context)
+                if let refusal = self.refusal {
+                    self.send(refusal, context)
+                } else {
+                    self.arm(self.headStarted ? self.timeouts.requestHead : self.timeouts.idle, context: context)
+                }
             }
         }
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable {
+            sendTimer?.cancel()
+            sendTimer = nil
+        } else if sendTimer == nil {
+            sendTimer = context.eventLoop.assumeIsolated().scheduleTask(in: timeouts.send) {
+                if !context.channel.isWritable { context.close(promise: nil) }
+            }
+        }
+        context.fireChannelWritabilityChanged()
     }
 
     private func arm(_ timeout: TimeAmount, context: ChannelHandlerContext) {
@@ -126,32 +163,29 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    /// Answers the request with a one-line error and `Connection: close`, drops the rest of what the connection
-    /// sends, and closes it once the answer is written.
+    /// Refuses the request with a one-line error and `Connection: close` once earlier answers are written, drops
+    /// the rest of what the connection sends, and closes it after the refusal.
     private func refuse(_ status: HTTPResponse.Status, _ reason: String, _ context: ChannelHandlerContext) {
-        refusing = true
-        let body = context.channel.allocator.buffer(string: reason + "\n")
+        let refusal = Refusal(status: status, reason: reason)
+        self.refusal = refusal
+        if closeAfter.isEmpty { send(refusal, context) }
+    }
+
+    private func send(_ refusal: Refusal, _ context: ChannelHandlerContext) {
+        let body = context.channel.allocator.buffer(string: refusal.reason + "\n")
         var fields = HTTPFields()
         fields[.contentType] = "text/plain; charset=utf-8"
         fields[.contentLength] = String(body.readableBytes)
         fields[.connection] = "close"
         fields[.cacheControl] = "no-store"
-        if status == .serviceUnavailable { fields[.retryAfter] = "1" }
-        if status == .methodNotAllowed { fields[.allow] = "GET, HEAD" }
-        context.write(wrapOutboundOut(.head(HTTPResponse(status: status, headerFields: fields))), promise: nil)
+        if refusal.status == .serviceUnavailable { fields[.retryAfter] = "1" }
+        if refusal.status == .methodNotAllowed { fields[.allow] = "GET, HEAD" }
+        context.write(wrapOutboundOut(.head(HTTPResponse(status: refusal.status, headerFields: fields))), promise: nil)
         context.write(wrapOutboundOut(.body(body)), promise: nil)
         let written = context.eventLoop.makePromise(of: Void.self)
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: written)
         written.futureResult.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
     }
-}
-
-/// The request-head and idle timeouts of a connection.
-struct ConnectionTimeouts: Sendable {
-    /// From a connection's opening, or from the first byte of a request, to its complete head.
-    var requestHead: TimeAmount
-    /// Between the end of an answer and the first byte of the next request.
-    var idle: TimeAmount
 }
 
 /// At the front of the pipeline: tells the ``ConnectionGuard`` when bytes arrive, before any decoding.

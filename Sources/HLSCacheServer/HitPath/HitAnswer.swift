@@ -118,7 +118,7 @@ struct HitAnswer {
         case .memory(let buffer): return .memory(buffer)
         case .file(let file):
             guard canSendFile else { return nil }
-            let descriptor = open(file.path, O_RDONLY | O_CLOEXEC)
+            let descriptor = dup(file.descriptor)
             guard descriptor >= 0 else { return nil }
             return .file(descriptor: descriptor, offset: 0, length: Int64(file.length))
         }

@@ -66,16 +66,13 @@ struct PlaylistResponder {
 
     /// Writes a rendering kept on disk, a megabyte at a time.
     private static func send(_ file: RenderedFile, to writer: inout any ResponseBodyWriter) async throws -> Int64 {
-        let descriptor = open(file.path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw RenderedFileError(path: file.path) }
-        defer { close(descriptor) }
         var sent = 0
         while sent < file.length {
             var buffer = ByteBuffer()
             let count = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: min(1 << 20, file.length - sent)) {
-                pread(descriptor, $0.baseAddress!, min($0.count, file.length - sent), off_t(sent))
+                pread(file.descriptor, $0.baseAddress!, min($0.count, file.length - sent), off_t(sent))
             }
-            guard count > 0 else { throw RenderedFileError(path: file.path) }
+            guard count > 0 else { throw RenderedFileError(errno: errno) }
             try await writer.write(buffer)
             sent += count
         }
@@ -141,9 +138,13 @@ struct PlaylistResponder {
             throw InvalidPlaylistError(url: key.url, error: error)
         }
         var newest: [CacheKey] = []
-        if playlist.kind == .media, let segments = SegmentIndex.segmentKeys(of: playlist, url: key.url) {
-            components.segmentIndex.record(playlist: key.url, segments: segments, isVOD: !playlist.isLive)
-            newest = Array(segments.suffix(components.configuration.prefetchCount))
+        if playlist.kind == .media {
+            let count = components.configuration.prefetchCount
+            let (segments, isComplete) = SegmentIndex.segmentKeys(of: playlist, url: key.url, newest: count)
+            if isComplete {
+                components.segmentIndex.record(playlist: key.url, segments: segments, isVOD: !playlist.isLive)
+            }
+            newest = Array(segments.suffix(count))
         }
         return RenderedPlaylist(
             body: body, isLive: playlist.isLive, isMultivariant: playlist.kind == .multivariant,
@@ -180,10 +181,10 @@ struct PlaylistResponder {
     }
 }
 
-/// A rendering kept on disk could not be read back (the cache directory was changed under the server).
+/// A rendering kept on disk could not be read back (an I/O error).
 struct RenderedFileError: Error, CustomStringConvertible {
-    let path: String
-    var description: String { "cannot read the rendered playlist \(path)" }
+    let errno: Int32
+    var description: String { "cannot read a rendered playlist back from disk (errno \(errno))" }
 }
 
 /// A public base URL without its trailing slashes.

@@ -13,15 +13,13 @@ final class ReadAhead: Sendable {
         var queue: [CacheKey] = []
         var queued: Set<CacheKey> = []
         var running = 0
-        var recent: Set<CacheKey> = []
-        var recentOrder: [CacheKey] = []
+        var recent = ClockMap<CacheKey, Void>(capacity: 4096)
     }
 
     private let cache: SegmentCache
     private let concurrency: Int
     private let logger: Logger
     private let maxQueued = 256
-    private let maxRecent = 4096
     private let state = Mutex(State())
 
     init(cache: SegmentCache, concurrency: Int, logger: Logger) {
@@ -54,11 +52,7 @@ final class ReadAhead: Sendable {
             await self.fetch(key)
             let next = self.state.withLock { state -> CacheKey? in
                 state.queued.remove(key)
-                state.recent.insert(key)
-                state.recentOrder.append(key)
-                if state.recentOrder.count > maxRecent {
-                    state.recent.remove(state.recentOrder.removeFirst())
-                }
+                state.recent.insert((), forKey: key)
                 guard !state.queue.isEmpty else {
                     state.running -= 1
                     return nil

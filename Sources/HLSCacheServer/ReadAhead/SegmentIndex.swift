@@ -15,36 +15,32 @@ final class SegmentIndex: Sendable {
     }
 
     private struct State {
-        var playlists: [String: [CacheKey]] = [:]
-        var order: [String] = []
+        var playlists: ClockMap<String, [CacheKey]>
         var positions: [CacheKey: Position] = [:]
     }
 
-    private let capacity: Int
-    private let state = Mutex(State())
+    private let state: Mutex<State>
 
     init(capacity: Int = 32) {
-        self.capacity = capacity
+        state = Mutex(State(playlists: ClockMap(capacity: capacity)))
     }
 
     /// Records (or replaces) the segments of the media playlist at `url`.
     func record(playlist url: String, segments: [CacheKey], isVOD: Bool) {
         state.withLock { state in
-            if let old = state.playlists[url] {
+            if let old = state.playlists.peek(url) {
                 if old == segments { return }
                 for key in old where state.positions[key]?.playlist == url { state.positions[key] = nil }
-                state.order.removeAll { $0 == url }
             }
-            state.playlists[url] = segments
-            state.order.append(url)
             for (index, key) in segments.enumerated() {
                 state.positions[key] = Position(playlist: url, index: index, isVOD: isVOD)
             }
-            while state.order.count > capacity {
-                let evicted = state.order.removeFirst()
-                for key in state.playlists.removeValue(forKey: evicted) ?? []
-                where state.positions[key]?.playlist == evicted {
-                    state.positions[key] = nil
+            let evicted = state.playlists.insert(segments, forKey: url)
+            for keys in evicted where keys != segments {
+                for key in keys {
+                    if let playlist = state.positions[key]?.playlist, !state.playlists.contains(playlist) {
+                        state.positions[key] = nil
+                    }
                 }
             }
         }
@@ -54,7 +50,7 @@ final class SegmentIndex: Sendable {
     func lookup(_ key: CacheKey, following count: Int) -> (playlist: String, next: [CacheKey])? {
         state.withLock { state in
             guard let position = state.positions[key] else { return nil }
-            guard position.isVOD, count > 0, let segments = state.playlists[position.playlist] else {
+            guard position.isVOD, count > 0, let segments = state.playlists.peek(position.playlist) else {
                 return (position.playlist, [])
             }
             let start = position.index + 1
@@ -67,11 +63,18 @@ final class SegmentIndex: Sendable {
     static let maxSegmentsPerPlaylist = 50_000
 
     /// The cache keys of a media playlist's segments (byte ranges included), in order; gaps and URIs that
-    /// cannot be resolved are left out. `nil` when the playlist has more than ``maxSegmentsPerPlaylist``.
-    static func segmentKeys(of playlist: Playlist, url: String) -> [CacheKey]? {
+    /// cannot be resolved are left out. A playlist of more than ``maxSegmentsPerPlaylist`` gives only its `newest`
+    /// segments (for live read-ahead), and `isComplete` false: it is not indexed.
+    static func segmentKeys(of playlist: Playlist, url: String, newest: Int) -> (keys: [CacheKey], isComplete: Bool) {
         let targets = playlist.segmentTargets(playlistURL: url, limit: maxSegmentsPerPlaylist + 1)
-        guard targets.count <= maxSegmentsPerPlaylist else { return nil }
-        return targets.compactMap { target in
+        guard targets.count <= maxSegmentsPerPlaylist else {
+            return (keys(of: playlist.segmentTargets(playlistURL: url, newest: newest)), false)
+        }
+        return (keys(of: targets), true)
+    }
+
+    private static func keys(of targets: [SegmentTarget]) -> [CacheKey] {
+        targets.compactMap { target in
             guard let written = target.byteRange else { return CacheKey(url: target.url) }
             // A zero-length range names no bytes: nothing to read ahead.
             guard written.length > 0,

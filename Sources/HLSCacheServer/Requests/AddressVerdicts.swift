@@ -4,7 +4,7 @@ import Synchronization
 
 /// The address policy's verdicts by `scheme://authority`, remembered so that a hit checks no host pattern: the
 /// answer depends only on the authority. Checked on hits too, so a host taken off the allowed list is not served
-/// from the cache either. Bounded: cleared when it holds 4,096 authorities.
+/// from the cache either. Bounded: 4,096 authorities, the least used going first.
 final class AddressVerdicts: Sendable {
     /// Why a URL is refused.
     struct Refusal: Sendable {
@@ -14,8 +14,7 @@ final class AddressVerdicts: Sendable {
         var reason: String
     }
 
-    private let known = Mutex<[String: Refusal?]>([:])
-    private static let capacity = 4096
+    private let known = Mutex(ClockMap<String, Refusal?>(capacity: 4096))
 
     /// Why `url` is refused, or `nil` when the policy lets it through.
     func refusal(for url: String, policy: AddressPolicy) -> Refusal? {
@@ -24,7 +23,7 @@ final class AddressVerdicts: Sendable {
         }
         // `scheme://authority`: the URL up to its path, query or fragment.
         let origin = ByteSearch.prefix(of: url, from: schemeEnd + 3, stoppingAt: "/?#")
-        if let verdict = known.withLock({ $0[origin] }) { return verdict }
+        if let verdict = known.withLock({ $0.value(forKey: origin) }) { return verdict }
         let verdict: Refusal?
         if let host = OriginTarget.host(of: origin + "/"), !host.isEmpty {
             do {
@@ -36,10 +35,7 @@ final class AddressVerdicts: Sendable {
         } else {
             verdict = Refusal(status: .badRequest, reason: "cannot read a host in \(url)")
         }
-        known.withLock { known in
-            if known.count >= Self.capacity { known.removeAll(keepingCapacity: true) }
-            known[origin] = .some(verdict)
-        }
+        known.withLock { _ = $0.insert(verdict, forKey: origin) }
         return verdict
     }
 }

@@ -43,7 +43,8 @@ public struct HLSCacheServer: Sendable {
         let hitPath = configuration.eventLoopHits
         let connections = Self.connectionCounter(configuration: configuration, logger: logger)
         let timeouts = ConnectionTimeouts(
-            requestHead: TimeAmount(configuration.requestHeadTimeout), idle: TimeAmount(configuration.idleTimeout))
+            requestHead: TimeAmount(configuration.requestHeadTimeout), idle: TimeAmount(configuration.idleTimeout),
+            send: TimeAmount(configuration.sendTimeout))
         let application = Application(
             responder: ProxyResponder(components: components),
             server: .http1(
@@ -108,6 +109,7 @@ extension HLSCacheServer {
                 "max_connections": "\(limit)",
                 "request_head_timeout_s": "\(configuration.requestHeadTimeout.seconds)",
                 "idle_timeout_s": "\(configuration.idleTimeout.seconds)",
+                "send_timeout_s": "\(configuration.sendTimeout.seconds)",
             ])
         if limit < configuration.maxConnections {
             logger.warning(

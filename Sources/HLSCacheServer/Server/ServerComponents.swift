@@ -47,8 +47,11 @@ final class ServerComponents: Sendable {
             configuration.prefetchCount > 0
             ? ReadAhead(cache: cache, concurrency: configuration.prefetchConcurrency, logger: logger) : nil
         // The memory budget: a quarter for rewritten playlists, the rest for small hot objects.
+        // Renderings too large for memory: a sixteenth of the cache's bound on disk, from 64 MiB to 1 GiB.
+        let fileBytes = Int(clamping: min(max(configuration.maxCacheBytes / 16, 64 << 20), 1 << 30))
         playlists = RenderedPlaylists(
-            maxBytes: configuration.memoryCacheBytes / 4, cacheDirectory: configuration.cacheDirectory)
+            maxBytes: configuration.memoryCacheBytes / 4, maxFileBytes: fileBytes,
+            cacheDirectory: configuration.cacheDirectory)
         hotObjects = HotObjects(maxBytes: configuration.memoryCacheBytes - configuration.memoryCacheBytes / 4)
     }
 

@@ -2,8 +2,8 @@
 /// ranges) once, at parse time, so that every later computation on them (segment sequence numbers, implicit
 /// byte-range offsets, expiry times) is known not to overflow.
 ///
-/// A value written as a number that is out of range is an error; a value that is not a number at all stays a
-/// malformed tag, as before.
+/// A number too large to compute with is an error; any other value that does not decode (a sign, a fraction, no
+/// number at all) stays a malformed tag, ignored as players do.
 enum PlaylistNumberCheck {
     static func check(_ playlist: Playlist) throws(PlaylistError) {
         var mediaSequence: (value: Int, line: Int)?
@@ -19,7 +19,7 @@ enum PlaylistNumberCheck {
             case .targetDuration, .mediaSequence, .discontinuitySequence, .byteRange:
                 let line = lines[index]
                 guard let tag = line.tag else { continue }
-                if case .malformed(let name, let value) = tag, PlaylistNumbers.looksNumeric(value) {
+                if case .malformed(let name, let value) = tag, PlaylistNumbers.isTooLarge(value, for: name) {
                     throw .numberOutOfRange(line: index + 1, tag: name.spelling, value: value)
                 }
                 switch tag {

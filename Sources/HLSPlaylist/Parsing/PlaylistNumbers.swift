@@ -35,15 +35,31 @@ enum PlaylistNumbers {
         return seconds(text).map { Int($0.rounded(.up)) }
     }
 
-    /// Whether `text` is written as a number (digits, sign, point, exponent, `@`), so that a value of it that does
-    /// not decode is out of range rather than not a number at all.
-    static func looksNumeric(_ text: some StringProtocol) -> Bool {
+    /// Whether a tag's value is a number too large to compute with: digits past `Int.max`, a duration past
+    /// ``maxSeconds`` (or infinite), a byte range whose end overflows. Anything else that does not decode (a sign,
+    /// a fraction where an integer belongs, no number at all) is merely malformed, and ignored as players do.
+    /// - Parameters:
+    ///   - text: the value after the tag's colon.
+    ///   - tag: the tag.
+    static func isTooLarge(_ text: some StringProtocol, for tag: TagName) -> Bool {
         let trimmed = text.trimmingBlanks()
-        return !trimmed.isEmpty
-            && trimmed.utf8.allSatisfy { byte in
-                (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "-")
-                    || byte == UInt8(ascii: "+") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "e")
-                    || byte == UInt8(ascii: "E") || byte == UInt8(ascii: "@")
-            }
+        switch tag {
+        case .targetDuration:
+            if isDigits(trimmed) { return Int(trimmed) == nil || Double(trimmed)! > maxSeconds }
+            guard let value = Double(trimmed), !value.isNaN else { return false }
+            return value > maxSeconds
+        case .byteRange:
+            let parts = trimmed.split(separator: "@", maxSplits: 1, omittingEmptySubsequences: false)
+            if parts.contains(where: { isDigits($0) && Int($0) == nil }) { return true }
+            guard parts.count == 2, let length = Int(parts[0]), let offset = Int(parts[1]), length >= 0, offset >= 0
+            else { return false }
+            return offset > Int.max - length
+        default:
+            return isDigits(trimmed) && Int(trimmed) == nil
+        }
+    }
+
+    private static func isDigits(_ text: some StringProtocol) -> Bool {
+        !text.isEmpty && text.utf8.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
     }
 }

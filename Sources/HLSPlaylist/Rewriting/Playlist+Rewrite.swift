@@ -127,12 +127,20 @@ extension Playlist {
             for place in places {
                 substituted.removeAll()
                 scratch.removeAll()
-                guard
-                    VariableSubstitution.substitute(
-                        bytes, place.start..<place.end, values: values, into: &substituted,
-                        limit: RewriteLimits.default.maxURIBytes) == .complete,
-                    URLResolver.resolve(substituted.bytes, against: base, into: &scratch) != nil
-                else {
+                let span = place.start..<place.end
+                let resolved: Bool
+                if VariableSubstitution.mayHaveReference(bytes, span) {
+                    resolved =
+                        VariableSubstitution.substitute(
+                            bytes, span, values: values, into: &substituted,
+                            limit: RewriteLimits.default.maxURIBytes) == .complete
+                        && URLResolver.resolve(substituted.bytes, against: base, into: &scratch) != nil
+                } else {
+                    resolved =
+                        URLResolver.resolve(UnsafeBufferPointer(rebasing: bytes[span]), against: base, into: &scratch)
+                        != nil
+                }
+                guard resolved else {
                     results.append(nil)
                     continue
                 }

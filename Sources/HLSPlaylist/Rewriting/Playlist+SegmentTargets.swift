@@ -25,9 +25,10 @@ extension Playlist {
     ///   - playlistURL: the absolute URL the playlist was fetched from.
     ///   - imports: the parent multivariant playlist's variables, for EXT-X-DEFINE:IMPORT.
     ///   - limit: the most targets returned; the walk stops there.
-    /// - Returns: the targets, at most `limit`.
+    ///   - newest: keep only this many of the last targets instead (the whole playlist is walked, a URL at a time).
+    /// - Returns: the targets, at most `limit` (or `newest`).
     public func segmentTargets(
-        playlistURL: String, imports: [String: String] = [:], limit: Int = .max
+        playlistURL: String, imports: [String: String] = [:], limit: Int = .max, newest: Int? = nil
     ) -> [SegmentTarget] {
         guard kind == .media, let base = BaseURL(playlistURL) else { return [] }
         let hasVariables = source.withUnsafeBufferPointer { $0.containsVariableReference() }
@@ -40,7 +41,7 @@ extension Playlist {
         var substituted = ByteWriter(capacity: 256)
         var scratch = ByteWriter(capacity: 256)
         let allLines = lines
-        for index in records.indices where targets.count < limit {
+        for index in records.indices where newest != nil || targets.count < limit {
             let record = records[index]
             if record.kind == .tag {
                 switch record.tag {
@@ -82,7 +83,9 @@ extension Playlist {
             }
             guard resolved else { continue }
             targets.append(SegmentTarget(url: String(decoding: scratch.bytes, as: UTF8.self), byteRange: range))
+            if let newest, targets.count > 2 * newest + 64 { targets.removeFirst(targets.count - newest) }
         }
+        if let newest { return Array(targets.suffix(newest)) }
         return targets
     }
 }

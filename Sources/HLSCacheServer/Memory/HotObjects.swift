@@ -15,26 +15,19 @@ final class HotObjects: Sendable {
         var buffer: ByteBuffer
         /// When the entry was fetched: a refetched entry is another version, even with the same length.
         var fetchedAt: Date
-        var referenced: Bool
-    }
-
-    private struct State {
-        var entries: [CacheKey: Entry] = [:]
-        var queue: [CacheKey] = []
-        var head = 0
-        var bytes = 0
     }
 
     /// The bound on the bytes held.
     let maxBytes: Int
     /// The largest object admitted.
     let maxObjectBytes: Int
-    private let state = Mutex(State())
+    private let entries: Mutex<ClockMap<CacheKey, Entry>>
 
     /// - Parameter maxBytes: the bound; objects up to an eighth of it (at most 4 MiB) are admitted.
     init(maxBytes: Int) {
         self.maxBytes = maxBytes
         self.maxObjectBytes = min(4 << 20, maxBytes / 8)
+        self.entries = Mutex(ClockMap(capacity: maxBytes))
     }
 
     /// Whether an object of `length` bytes would be admitted.
@@ -44,12 +37,11 @@ final class HotObjects: Sendable {
 
     /// The body of `metadata`'s entry, if it is held and still the same object.
     func buffer(for metadata: EntryMetadata) -> ByteBuffer? {
-        state.withLock { state in
-            guard let entry = state.entries[metadata.key],
+        entries.withLock { entries in
+            guard let entry = entries.value(forKey: metadata.key),
                 entry.buffer.readableBytes == Int(metadata.contentLength ?? -1),
                 entry.fetchedAt == metadata.fetchedAt
             else { return nil }
-            if !entry.referenced { state.entries[metadata.key]?.referenced = true }
             return entry.buffer
         }
     }
@@ -58,35 +50,13 @@ final class HotObjects: Sendable {
     func keep(_ buffer: ByteBuffer, for metadata: EntryMetadata) {
         let size = buffer.readableBytes
         guard admits(Int64(size)) else { return }
-        state.withLock { state in
-            if let old = state.entries[metadata.key] {
-                state.bytes -= old.buffer.readableBytes
-            } else {
-                state.queue.append(metadata.key)
-            }
-            state.entries[metadata.key] = Entry(buffer: buffer, fetchedAt: metadata.fetchedAt, referenced: false)
-            state.bytes += size
-            while state.bytes > maxBytes, state.head < state.queue.count {
-                let key = state.queue[state.head]
-                state.head += 1
-                guard let entry = state.entries[key] else { continue }
-                if entry.referenced {
-                    state.entries[key]?.referenced = false
-                    state.queue.append(key)
-                } else {
-                    state.entries[key] = nil
-                    state.bytes -= entry.buffer.readableBytes
-                }
-            }
-            if state.head > 1024 && state.head * 2 > state.queue.count {
-                state.queue.removeFirst(state.head)
-                state.head = 0
-            }
+        entries.withLock { entries in
+            _ = entries.insert(Entry(buffer: buffer, fetchedAt: metadata.fetchedAt), forKey: metadata.key, cost: size)
         }
     }
 
     /// Objects and bytes held.
     var usage: (objects: Int, bytes: Int) {
-        state.withLock { ($0.entries.count, $0.bytes) }
+        entries.withLock { ($0.count, $0.totalCost) }
     }
 }

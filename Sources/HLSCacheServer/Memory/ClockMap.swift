@@ -1,0 +1,97 @@
+/// A map bounded by the total cost of its values, evicting with CLOCK (second chance): a value read since the
+/// hand last passed it survives one more round. The one bounded map of the server (the memory tier, rendered
+/// playlists, the segment index, read-ahead's recent keys, the address-policy verdicts); not thread-safe, kept
+/// behind a `Mutex` by its owner.
+///
+/// *Model: golang/groupcache's `lru` package, one type wherever a bounded map is needed.*
+struct ClockMap<Key: Hashable, Value> {
+    private struct Slot {
+        var value: Value
+        var cost: Int
+        var referenced: Bool
+    }
+
+    private var slots: [Key: Slot] = [:]
+    /// Keys in insertion order, from `hand` on; a key may appear more than once (a second chance re-queues it),
+    /// and keys removed from `slots` are skipped when the hand reaches them.
+    private var queue: [Key] = []
+    private var hand = 0
+
+    /// The bound on the total cost.
+    let capacity: Int
+    /// The total cost of the values held.
+    private(set) var totalCost = 0
+
+    /// - Parameter capacity: the bound on the total cost (a count when every cost is 1).
+    init(capacity: Int) {
+        self.capacity = max(0, capacity)
+    }
+
+    /// How many values are held.
+    var count: Int { slots.count }
+
+    /// The value for `key`, marked as used.
+    mutating func value(forKey key: Key) -> Value? {
+        guard let slot = slots[key] else { return nil }
+        if !slot.referenced { slots[key]?.referenced = true }
+        return slot.value
+    }
+
+    /// Whether `key` is held, without marking it used.
+    func contains(_ key: Key) -> Bool { slots[key] != nil }
+
+    /// The value for `key`, without marking it used.
+    func peek(_ key: Key) -> Value? { slots[key]?.value }
+
+    /// Stores `value` for `key` (replacing what was there) and evicts until the total cost is within the bound.
+    /// - Returns: the values evicted or replaced, for owners that must release something with them.
+    @discardableResult
+    mutating func insert(_ value: Value, forKey key: Key, cost: Int = 1) -> [Value] {
+        var removed: [Value] = []
+        if let old = slots[key] {
+            totalCost -= old.cost
+            removed.append(old.value)
+        } else {
+            queue.append(key)
+        }
+        slots[key] = Slot(value: value, cost: cost, referenced: false)
+        totalCost += cost
+        while totalCost > capacity, hand < queue.count {
+            let candidate = queue[hand]
+            hand += 1
+            guard let slot = slots[candidate] else { continue }
+            if slot.referenced {
+                slots[candidate]?.referenced = false
+                queue.append(candidate)
+            } else {
+                slots[candidate] = nil
+                totalCost -= slot.cost
+                removed.append(slot.value)
+            }
+        }
+        compact()
+        return removed
+    }
+
+    /// Removes the value for `key`.
+    /// - Returns: the value removed, if there was one.
+    @discardableResult
+    mutating func removeValue(forKey key: Key) -> Value? {
+        guard let slot = slots.removeValue(forKey: key) else { return nil }
+        totalCost -= slot.cost
+        compact()
+        return slot.value
+    }
+
+    /// Drops the queue's consumed front, and keys no longer held once they are most of it.
+    private mutating func compact() {
+        if hand > 1024, hand * 2 > queue.count {
+            queue.removeFirst(hand)
+            hand = 0
+        }
+        if queue.count > 4 * slots.count + 1024 {
+            queue = queue[hand...].filter { slots[$0] != nil }
+            hand = 0
+        }
+    }
+}

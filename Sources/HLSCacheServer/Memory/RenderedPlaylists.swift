@@ -1,0 +1,174 @@
+import Foundation
+import Glibc
+import NIOCore
+import SegmentCache
+import Synchronization
+
+/// A playlist as served: rewritten bytes and what the server needs to know about it, computed once per
+/// origin version.
+struct RenderedPlaylist: Sendable {
+    /// The rewritten playlist, shared by every response that sends it.
+    var body: RenderedBody
+    /// Whether it is a live media playlist.
+    var isLive: Bool
+    /// Whether it is a multivariant playlist.
+    var isMultivariant: Bool
+    /// Its target duration, seconds.
+    var targetDuration: Int?
+    /// The keys of its newest segments, as many as live read-ahead fetches (media playlists).
+    var newestSegments: [CacheKey]
+
+    /// What the rendering costs the memory tier.
+    var memoryCost: Int {
+        let body: Int
+        switch self.body {
+        case .memory(let buffer): body = buffer.readableBytes
+        case .file: body = 256
+        }
+        return body + newestSegments.count * 64
+    }
+}
+
+/// Where a rewritten playlist's bytes are.
+enum RenderedBody: Sendable {
+    /// In one buffer shared by every response.
+    case memory(ByteBuffer)
+    /// In an unlinked file of the cache directory: a rendering too large for the memory tier.
+    case file(RenderedFile)
+
+    /// The body's length in bytes.
+    var length: Int {
+        switch self {
+        case .memory(let buffer): buffer.readableBytes
+        case .file(let file): file.length
+        }
+    }
+}
+
+/// A rendering written to disk and unlinked at once: only its open descriptor names it, so nothing outside the
+/// process (another instance sharing the directory, an operator, a crash) can remove it from under an answer, and
+/// nothing is left behind. The descriptor is closed when the last reference goes; an answer sending it holds a
+/// `dup` of its own.
+final class RenderedFile: Sendable {
+    /// The open, unlinked file.
+    let descriptor: CInt
+    /// Its length in bytes.
+    let length: Int
+
+    init(descriptor: CInt, length: Int) {
+        self.descriptor = descriptor
+        self.length = length
+    }
+
+    deinit { close(descriptor) }
+}
+
+/// The in-memory tier for rewritten playlists: keyed by cache key and the origin version (`fetchedAt`), so a
+/// refreshed playlist is rendered again and a hit costs no parse and no rewrite. Bounded by bytes; the least used
+/// renderings go first. A rendering larger than a quarter of the tier is written to an unlinked file in the
+/// cache's `tmp/` instead (at most ``maxFileBytes`` of them in all, the oldest going first), so a large playlist is
+/// still rendered once per version, never once per hit.
+final class RenderedPlaylists: Sendable {
+    private struct Entry {
+        var fetchedAt: Date
+        var playlist: RenderedPlaylist
+    }
+
+    private struct State {
+        var entries: ClockMap<CacheKey, Entry>
+        /// The keys whose rendering is a file, oldest first.
+        var fileKeys: [CacheKey] = []
+        var nextFile = 0
+    }
+
+    private let maxBytes: Int
+    /// The most bytes of renderings kept in files.
+    let maxFileBytes: Int
+    private let directory: String?
+    private let state: Mutex<State>
+
+    /// - Parameters:
+    ///   - maxBytes: the tier's memory bound.
+    ///   - maxFileBytes: the bound on renderings kept in files.
+    ///   - cacheDirectory: the cache directory, whose `tmp/` holds renderings too large for memory while they are
+    ///     written, or `nil` to keep only what fits in memory.
+    init(maxBytes: Int, maxFileBytes: Int = 1 << 30, cacheDirectory: String?) {
+        self.maxBytes = maxBytes
+        self.maxFileBytes = maxFileBytes
+        self.state = Mutex(State(entries: ClockMap(capacity: maxBytes)))
+        var usable: String?
+        if let cacheDirectory {
+            let temporary = cacheDirectory + "/tmp"
+            if (try? FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: true)) != nil {
+                usable = temporary
+            }
+        }
+        self.directory = usable
+    }
+
+    /// The largest rendering kept in memory.
+    var maxInMemoryBytes: Int { maxBytes / 4 }
+
+    /// A body for `bytes`: a shared buffer when it fits in memory, else a file (or a buffer when no file can be
+    /// written).
+    func body(for bytes: UnsafeBufferPointer<UInt8>) -> RenderedBody {
+        guard bytes.count > maxInMemoryBytes, let directory else { return .memory(ByteBuffer(bytes: bytes)) }
+        let number = state.withLock { state in
+            state.nextFile += 1
+            return state.nextFile
+        }
+        guard let file = Self.write(bytes, to: "\(directory)/rendered-\(getpid())-\(number)") else {
+            return .memory(ByteBuffer(bytes: bytes))
+        }
+        return .file(file)
+    }
+
+    /// The rendering of `key` made from the version fetched at `fetchedAt`, if there is one.
+    func rendering(of key: CacheKey, fetchedAt: Date) -> RenderedPlaylist? {
+        state.withLock { state in
+            guard let entry = state.entries.value(forKey: key), entry.fetchedAt == fetchedAt else { return nil }
+            return entry.playlist
+        }
+    }
+
+    /// Keeps a rendering, replacing older ones of the same key.
+    func keep(_ playlist: RenderedPlaylist, of key: CacheKey, fetchedAt: Date) {
+        let isFile = Self.isFile(playlist)
+        guard isFile || playlist.body.length <= maxInMemoryBytes else { return }
+        state.withLock { state in
+            state.entries.insert(
+                Entry(fetchedAt: fetchedAt, playlist: playlist), forKey: key, cost: playlist.memoryCost)
+            let live = state.fileKeys.filter { $0 != key && Self.isFile(state.entries.peek($0)?.playlist) }
+            state.fileKeys = live
+            if isFile { state.fileKeys.append(key) }
+            var fileBytes = state.fileKeys.reduce(0) { $0 + (state.entries.peek($1)?.playlist.body.length ?? 0) }
+            while fileBytes > maxFileBytes, state.fileKeys.count > 1 {
+                let oldest = state.fileKeys.removeFirst()
+                fileBytes -= state.entries.removeValue(forKey: oldest)?.playlist.body.length ?? 0
+            }
+        }
+    }
+
+    /// Writes `bytes` to a new file at `path`, unlinks it and keeps it open.
+    private static func write(_ bytes: UnsafeBufferPointer<UInt8>, to path: String) -> RenderedFile? {
+        let descriptor = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return nil }
+        unlink(path)
+        var done = 0
+        while done < bytes.count {
+            let count = Glibc.write(descriptor, bytes.baseAddress! + done, bytes.count - done)
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else {
+                close(descriptor)
+                return nil
+            }
+            done += count
+        }
+        return RenderedFile(descriptor: descriptor, length: bytes.count)
+    }
+
+    private static func isFile(_ playlist: RenderedPlaylist?) -> Bool {
+        if case .file? = playlist?.body { return true }
+        return false
+    }
+}
