@@ -96,6 +96,7 @@ struct HitPathTests {
         let slowMiss = "/o/http/127.0.0.1:\(origin.port)/live-source/seg5.ts"
         _ = try await TestHTTP.get(server.url(large))
         _ = try await TestHTTP.get(server.url(small))
+        try await Self.waitForEntries(2, on: server)
         let port = server.port
         let answers = try await offPool { () -> [RawConnection.Answer] in
             let connection = try RawConnection(port: port)
@@ -113,6 +114,10 @@ struct HitPathTests {
         #expect(answers[2].body == origin.file(for: "/fmp4/seg1.m4s"))
         #expect(answers[3].headers["content-length"] == "6291456")
         #expect(sameBytes(answers[4].body, answers[0].body))
+        // Only the first hit is the event loop's: once the miss is with the responder, the hits behind it follow
+        // it there, so that answers leave in order.
+        #expect(try await server.metric(#"hlscache_event_loop_hits_total{body="sendfile"}"#) == 1)
+        #expect(try await server.metric(#"hlscache_event_loop_hits_total{body="none"}"#) == 0)
         await server.stop()
     }
 
@@ -137,6 +142,7 @@ struct HitPathTests {
             answers.allSatisfy { $0.status == 200 && sameBytes($0.body, expected) && $0.headers["x-cache"] == "HIT" })
         #expect(answers.last?.headers["connection"] == "close")
         #expect(closed, "the server kept the connection open after Connection: close")
+        #expect(try await server.metric(#"hlscache_event_loop_hits_total{body="sendfile"}"#) == 4)
         await server.stop()
     }
 
@@ -163,6 +169,7 @@ struct HitPathTests {
         #expect(again.status == 200)
         #expect(again.body.count == 33_554_432)
         #expect(sameBytes(again.body, StreamOrigin.pattern(count: 33_554_432)))
+        #expect(try await server.metric(#"hlscache_event_loop_hits_total{body="sendfile"}"#) == 2)
         await server.stop()
     }
 
@@ -182,6 +189,7 @@ struct HitPathTests {
             return bytes
         }
         let headEnd = try #require(body.firstRange(of: [13, 10, 13, 10]))
+        #expect(String(decoding: body[..<headEnd.lowerBound], as: UTF8.self).contains("X-Cache: HIT"))
         #expect(sameBytes(StreamOrigin.pattern(count: 33_554_432), body[headEnd.upperBound...]))
         let exit = await server.stop()
         #expect(exit.status == 0)
@@ -196,7 +204,18 @@ struct HitPathTests {
         let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
         let target = "/o/http/127.0.0.1:\(origin.port)\(path)"
         _ = try await TestHTTP.get(server.url(target))
+        try await waitForEntries(1, on: server)
         return (origin, server, target)
+    }
+
+    /// Waits until the cache holds `count` published entries: a large fill is published (synced and renamed) a
+    /// little after its last byte was sent.
+    static func waitForEntries(_ count: Int, on server: ServerProcess) async throws {
+        for _ in 0..<400 {
+            if try await server.metric("hlscache_cache_entries") >= Double(count) { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        Issue.record("the cache did not publish \(count) entries within 20 s")
     }
 
     /// Headers that must match between the two paths: all but the per-response ones.
