@@ -39,29 +39,15 @@ public struct ContentRange: Hashable, Sendable {
         start += unit.count
         guard let dash = (start..<end).first(where: { bytes[$0] == UInt8(ascii: "-") }),
             let slash = (dash..<end).first(where: { bytes[$0] == UInt8(ascii: "/") }),
-            let first = number(bytes, start..<dash), let last = number(bytes, (dash + 1)..<slash),
+            let first = HeaderNumber(bytes, start..<dash).value,
+            let last = HeaderNumber(bytes, (dash + 1)..<slash).value,
             first <= last, last < .max
         else { return nil }
         let completeText = (slash + 1)..<end
         if completeText.count == 1, bytes[completeText.lowerBound] == UInt8(ascii: "*") {
             return ContentRange(first: first, last: last, completeLength: nil)
         }
-        guard let complete = number(bytes, completeText), complete > last else { return nil }
+        guard let complete = HeaderNumber(bytes, completeText).value, complete > last else { return nil }
         return ContentRange(first: first, last: last, completeLength: complete)
-    }
-
-    /// A non-empty run of digits that fits in `Int64`, else `nil`.
-    private static func number(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Int64? {
-        guard !range.isEmpty else { return nil }
-        var value: Int64 = 0
-        for index in range {
-            let byte = bytes[index]
-            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
-            let (times10, overflow1) = value.multipliedReportingOverflow(by: 10)
-            let (sum, overflow2) = times10.addingReportingOverflow(Int64(byte - UInt8(ascii: "0")))
-            guard !overflow1, !overflow2 else { return nil }
-            value = sum
-        }
-        return value
     }
 }

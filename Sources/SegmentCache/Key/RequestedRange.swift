@@ -37,8 +37,8 @@ public enum RequestedRange: Hashable, Sendable {
         start += unit.count
         while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
         guard let dash = (start..<end).first(where: { bytes[$0] == UInt8(ascii: "-") }) else { return nil }
-        let first = number(bytes, start..<dash)
-        let last = number(bytes, (dash + 1)..<end)
+        let first = HeaderNumber(bytes, start..<dash)
+        let last = HeaderNumber(bytes, (dash + 1)..<end)
         switch (first, last) {
         case (.value(let first), .value(let last)):
             guard first <= last else { return nil }
@@ -49,25 +49,6 @@ public enum RequestedRange: Hashable, Sendable {
         case (.empty, .tooLarge): return .suffix(.max)
         default: return nil
         }
-    }
-
-    private enum Number {
-        case empty, value(Int64), tooLarge, invalid
-    }
-
-    /// Digits only; a value past `Int64.max` is `tooLarge`, anything else not digits is `invalid`.
-    private static func number(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Number {
-        guard !range.isEmpty else { return .empty }
-        var value: Int64 = 0
-        var tooLarge = false
-        for index in range {
-            let byte = bytes[index]
-            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return .invalid }
-            let (times10, overflow1) = value.multipliedReportingOverflow(by: 10)
-            let (sum, overflow2) = times10.addingReportingOverflow(Int64(byte - UInt8(ascii: "0")))
-            if overflow1 || overflow2 { tooLarge = true } else { value = sum }
-        }
-        return tooLarge ? .tooLarge : .value(value)
     }
 
     /// The range's offset and length within an object of `length` bytes, or `nil` when it is not satisfiable
