@@ -3,7 +3,7 @@ import Glibc
 import Testing
 
 /// Connections are closed when they idle or dawdle, refused politely past the cap, and the server never spins.
-@Suite("Connections")
+@Suite("Connections", .serialized)
 struct ConnectionTests {
     @Test("500 idle and 500 half-sent connections are closed within their timeouts; a player is served meanwhile")
     func idleAndHalfSentConnectionsAreClosed() async throws {
