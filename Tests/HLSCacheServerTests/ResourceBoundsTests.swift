@@ -71,16 +71,29 @@ struct ResourceBoundsTests {
         let server = try await ServerProcess.start(
             arguments: HardeningTests.loopback + arguments + (eventLoopHits ? [] : ["--no-event-loop-hits"]))
         let url = server.proxied(origin.url("/huge.m3u8"))
-        let first = try await TestHTTP.get(url)
+        // Through curl into files, compared off the concurrency pool: tens of megabytes.
+        let directory = ServerProcess.temporaryDirectory()
+        let first = try await TestHTTP.download(url, to: directory + "/0")
         #expect(first.status == 200)
-        let ending = Array("/o/http/127.0.0.1:\(origin.port)/\(lastSegment)\n#EXT-X-ENDLIST\n".utf8)
-        #expect(sameBytes(ending, first.body.suffix(ending.count)))
-        for _ in 0..<3 {
-            let again = try await TestHTTP.get(url)
-            #expect(again.status == 200)
-            #expect(again.header("x-cache") == "HIT")
-            #expect(sameBytes(first.body, again.body))
+        let ending = "/o/http/127.0.0.1:\(origin.port)/\(lastSegment)\n#EXT-X-ENDLIST\n"
+        let endsRight = try await offPool {
+            let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: directory + "/0"))
+            defer { try? handle.close() }
+            let size = try handle.seekToEnd()
+            try handle.seek(toOffset: size - UInt64(ending.utf8.count))
+            return handle.readDataToEndOfFile() == Data(ending.utf8)
         }
+        #expect(endsRight)
+        for index in 1...3 {
+            let again = try await TestHTTP.download(url, to: directory + "/\(index)")
+            #expect(again.status == 200)
+            #expect(again.headers["x-cache"] == "HIT")
+            let same = try await offPool {
+                FileManager.default.contentsEqual(atPath: directory + "/0", andPath: directory + "/\(index)")
+            }
+            #expect(same)
+        }
+        try? FileManager.default.removeItem(atPath: directory)
         #expect(try await server.metric("hlscache_playlist_renders_total") == 1)
         #expect(origin.count("/huge.m3u8") == 1)
         let sendfileHits = try await server.metric(#"hlscache_event_loop_hits_total{body="sendfile"}"#)

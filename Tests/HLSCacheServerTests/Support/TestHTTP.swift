@@ -37,6 +37,31 @@ enum TestHTTP {
         for try await chunk in response.body { body.append(contentsOf: chunk) }
         return Answer(status: response.status, headers: response.headers, body: body)
     }
+
+    /// Fetches `url` into the file `path` with the curl command, off the concurrency pool: for bodies of tens of
+    /// megabytes, which a debug build would otherwise copy an element at a time on a pool thread.
+    /// - Returns: the status and the headers (names in lower case).
+    static func download(_ url: String, to path: String) async throws -> (status: Int, headers: [String: String]) {
+        try await offPool {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+            process.arguments = ["-s", "-o", path, "-D", "-", url]
+            let output = Pipe()
+            process.standardOutput = output
+            try process.run()
+            let head = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            var lines = head.components(separatedBy: "\r\n")
+            let status = Int(lines.removeFirst().split(separator: " ").dropFirst().first ?? "") ?? 0
+            var headers: [String: String] = [:]
+            for line in lines {
+                guard let colon = line.firstIndex(of: ":") else { continue }
+                headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+                    in: .whitespaces)
+            }
+            return (status, headers)
+        }
+    }
 }
 
 /// Runs ffmpeg, the player of the acceptance tests.
