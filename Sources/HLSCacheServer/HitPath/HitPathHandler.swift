@@ -57,7 +57,7 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
         switch (reading, part) {
         case (.idle, .head(let request)):
             if forwarded == 0, heldQuiesce == nil,
-                let answer = HitAnswer(request: request, components: components, canSendFile: socketContext != nil)
+                let answer = Answer(hitFor: request, components: components, canSendFile: socketContext != nil)
             {
                 reading = .answered
                 send(answer, closing: Self.wantsClose(request), context: context)
@@ -104,9 +104,9 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireUserInboundEventTriggered(event)
     }
 
-    /// Writes an answer: head, body, end, flushed; logs and counts it once the last byte is written or the
+    /// Writes an answer: head, body, end, flushed; finishes its access record once the last byte is written or the
     /// connection fails.
-    private func send(_ answer: HitAnswer, closing: Bool, context: ChannelHandlerContext) {
+    private func send(_ answer: Answer, closing: Bool, context: ChannelHandlerContext) {
         var head = answer.head
         head.headerFields[.date] = HTTPDate.now
         head.headerFields[.server] = "hlscache"
@@ -114,31 +114,34 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         let written = context.eventLoop.makePromise(of: Void.self)
         var fileHandle: NIOFileHandle?
+        var bytes: Int64 = 0
         switch answer.body {
         case .none:
             break
         case .memory(let buffer):
+            bytes = Int64(buffer.readableBytes)
             context.write(wrapOutboundOut(.body(buffer)), promise: nil)
-        case .file(let descriptor, let offset, let length):
-            let handle = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: descriptor)
+        case .file(let slice):
+            // The handle borrows the slice's descriptor; the slice, kept until the write completes, closes it.
+            let handle = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: slice.descriptor)
             fileHandle = handle
-            let region = FileRegion(fileHandle: handle, readerIndex: Int(offset), endIndex: Int(offset + length))
+            bytes = slice.length
+            let region = FileRegion(
+                fileHandle: handle, readerIndex: Int(slice.offset), endIndex: Int(slice.offset + slice.length))
             socketContext?.write(NIOAny(IOData.fileRegion(region)), promise: nil)
+        case .stream:
+            preconditionFailure("the hit path plans only bodies it can send at once")
         }
         context.write(wrapOutboundOut(.end(nil)), promise: written)
         sending += 1
-        components.metrics.eventLoopHit(body: answer.body.kind)
-        let record = answer.record
-        let bytes = answer.body.kind == .none ? 0 : answer.length
-        let status = answer.head.status.code
+        components.metrics.eventLoopHit(body: answer.bodyKind)
         let components = components
         written.futureResult.assumeIsolated().whenComplete { result in
-            try? fileHandle?.close()
+            _ = try? fileHandle?.takeDescriptorOwnership()
+            withExtendedLifetime(answer) {}
             switch result {
-            case .success:
-                record.finish(status: status, bytes: bytes, result: .hit, aborted: nil, components: components)
-            case .failure(let error):
-                record.finish(status: status, bytes: -1, result: .hit, aborted: error, components: components)
+            case .success: answer.finished(bytes: bytes, aborted: nil, components: components)
+            case .failure(let error): answer.finished(bytes: -1, aborted: error, components: components)
             }
             self.sending -= 1
             if closing { context.close(promise: nil) }

@@ -4,29 +4,43 @@ import Hummingbird
 import NIOCore
 import SegmentCache
 
-/// A byte range of a published entry file, with its own descriptor (a `dup` of the cache's), read with
-/// `pread` straight into NIO buffers.
+/// A byte range of a file (a published entry file, or a rendered playlist kept on disk) with its own descriptor,
+/// a `dup` closed when the slice goes: sent with `sendfile` by the hit path, or read with `pread` straight into NIO
+/// buffers.
 final class FileSlice: Sendable {
-    private let descriptor: CInt
-    private let offset: Int64
-    private let length: Int64
+    /// The slice's own descriptor; valid while the slice lives.
+    let descriptor: CInt
+    /// The file offset of the first byte.
+    let offset: Int64
+    /// The number of bytes.
+    let length: Int64
+    /// The object the bytes are of, for the error that aborts an answer when the file is short.
+    let url: String
     private static let chunkSize = 256 * 1024
 
-    /// Duplicates the region's descriptor, so the slice outlives the cache response.
-    /// - Returns: `nil` when `dup` fails (the caller then reads through the cache body).
-    init?(region: CacheFileRegion, window: CacheByteRange?) {
-        let descriptor = dup(region.descriptor)
-        guard descriptor >= 0 else { return nil }
-        self.descriptor = descriptor
-        self.offset = region.offset + (window?.offset ?? 0)
-        self.length = window?.length ?? region.length
+    /// Duplicates `descriptor`, so the slice outlives whatever holds the original.
+    /// - Returns: `nil` when `dup` fails (out of descriptors).
+    init?(duplicating descriptor: CInt, offset: Int64, length: Int64, url: String) {
+        let own = dup(descriptor)
+        guard own >= 0 else { return nil }
+        self.descriptor = own
+        self.offset = offset
+        self.length = length
+        self.url = url
+    }
+
+    /// A slice of a cache response's entry file: all of it, or `window` of it.
+    convenience init?(region: CacheFileRegion, window: CacheByteRange?, url: String) {
+        self.init(
+            duplicating: region.descriptor, offset: region.offset + (window?.offset ?? 0),
+            length: window?.length ?? region.length, url: url)
     }
 
     deinit { close(descriptor) }
 
     /// Reads the whole slice into one buffer (for the in-memory tier).
-    /// - Throws: when the file is shorter than it should be.
-    func readAll() throws -> ByteBuffer {
+    /// - Throws: ``TruncatedBodyError`` when the file is shorter than it should be.
+    func readAll() throws(TruncatedBodyError) -> ByteBuffer {
         var buffer = ByteBufferAllocator().buffer(capacity: Int(length))
         var position: Int64 = 0
         while position < length {
@@ -34,13 +48,13 @@ final class FileSlice: Sendable {
             let read = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: want) { pointer in
                 max(0, pread(descriptor, pointer.baseAddress, want, off_t(offset + position)))
             }
-            guard read > 0 else { throw CacheError.shortBodyKind }
+            guard read > 0 else { throw TruncatedBodyError(url: url, expected: length, sent: position) }
             position += Int64(read)
         }
         return buffer
     }
 
-    /// Writes the slice; throws (aborting the response) when the file is shorter than it should be.
+    /// Writes the slice; throws (aborting the answer) when the file is shorter than it should be.
     /// - Returns: the bytes written.
     func write(to writer: inout any ResponseBodyWriter) async throws -> Int64 {
         var position: Int64 = 0
@@ -52,10 +66,23 @@ final class FileSlice: Sendable {
                 let count = pread(descriptor, pointer.baseAddress, want, off_t(offset + position))
                 return max(0, count)
             }
-            guard read > 0 else { throw CacheError.shortBodyKind }
+            guard read > 0 else { throw TruncatedBodyError(url: url, expected: length, sent: position) }
             position += Int64(read)
             try await writer.write(buffer)
         }
         return position
     }
+}
+
+/// An answer's body ended before its `Content-Length`: the origin or the file gave fewer bytes than announced. The
+/// answer is cut short (the connection closes without a clean end), so the player sees it as incomplete.
+struct TruncatedBodyError: Error, CustomStringConvertible {
+    /// The object whose body was short.
+    let url: String
+    /// The bytes announced.
+    let expected: Int64
+    /// The bytes there were.
+    let sent: Int64
+
+    var description: String { "body of \(url) ended after \(sent) of \(expected) bytes" }
 }

@@ -8,63 +8,77 @@ import OriginClient
 import SegmentCache
 import Synchronization
 
-/// Answers every request: hlscache's own routes (`/healthz`, `/metrics`, `/`) and proxied origin objects.
+/// Answers every request the event-loop hit path leaves to Hummingbird: hlscache's own routes (`/healthz`,
+/// `/metrics`, `/`) and proxied origin objects (misses, fills in flight, stale copies, errors). It plans each
+/// answer (``Answer``) from the request's ``RequestResolution`` and writes it as a Hummingbird response.
 struct ProxyResponder: HTTPResponder {
     typealias Context = BasicRequestContext
     let components: ServerComponents
 
     func respond(to request: Request, context: Context) async throws -> Response {
-        let exchange = Exchange(request: request, components: components)
+        let record = AccessRecord(
+            method: request.method.rawValue, path: request.head.path ?? "", id: components.nextRequestID(),
+            start: .now)
+        return await answer(request, record: record).response(components: components)
+    }
+
+    private func answer(_ request: Request, record: AccessRecord) async -> Answer {
         let resolution = RequestResolution(
             method: request.method, target: request.head.path ?? "/", range: request.headers[.range],
             components: components)
         switch resolution {
         case .own(.health):
             let draining = components.draining.load(ordering: .relaxed)
-            return exchange.finish(
-                draining ? .serviceUnavailable : .ok, text: draining ? "draining\n" : "ok\n", result: .bypass)
+            return Answer(
+                draining ? .serviceUnavailable : .ok, buffer: ByteBuffer(string: draining ? "draining\n" : "ok\n"),
+                contentType: "text/plain; charset=utf-8", result: .bypass, record: record)
         case .own(.metrics):
             let body = components.metrics.render(cache: components.cache.statistics)
-            return exchange.finish(.ok, body: body, contentType: "text/plain; version=0.0.4", result: .bypass)
+            return Answer(
+                .ok, buffer: ByteBuffer(bytes: body), contentType: "text/plain; version=0.0.4", result: .bypass,
+                record: record)
         case .own(.status):
             let page = StatusPage.render(components: components)
-            return exchange.finish(
-                .ok, body: Array(page.utf8), contentType: "text/html; charset=utf-8", result: .bypass)
+            return Answer(
+                .ok, buffer: ByteBuffer(string: page), contentType: "text/html; charset=utf-8", result: .bypass,
+                record: record)
         case .refused(let status, let reason):
-            return exchange.fail(status, reason)
+            return Answer(failure: status, reason: reason, record: record)
         case .origin(let resolved):
-            return await proxy(exchange, resolved)
+            var record = record
+            record.originURL = resolved.url
+            record.kind = RequestKind(ObjectKind.guess(url: resolved.url))
+            return await origin(resolved, record: record)
         }
     }
 
-    private func proxy(_ original: Exchange, _ resolved: RequestResolution.OriginRequest) async -> Response {
-        var exchange = original
-        let origin = resolved.url
-        let requested = resolved.requested
+    /// Fetches through the cache and plans the answer: a playlist rendered, an object, or the failure (a stale
+    /// copy instead when the origin failed).
+    private func origin(_ resolved: RequestResolution.OriginRequest, record: AccessRecord) async -> Answer {
         let key = resolved.key
-        exchange.originURL = origin
-        exchange.kind = RequestKind(ObjectKind.guess(url: origin))
         let response: CacheResponse
         do {
             response = try await components.cache.fetch(key, freshness: .fresh)
         } catch {
-            return failedFetch(exchange, key: key, requested: requested, error: error)
+            return failed(FetchFailure(error, url: key.url), resolved, record: record)
         }
         guard (200..<300).contains(response.metadata.status) else {
-            if response.metadata.status >= 500,
-                let stale = staleResponse(
-                    exchange, key: key, requested: requested, because: "origin answered \(response.metadata.status)")
-            {
-                return stale
-            }
-            return originStatus(exchange, status: response.metadata.status)
+            return failed(
+                FetchFailure(originStatus: response.metadata.status, url: resolved.url), resolved, record: record)
         }
-        if response.metadata.objectKind == .hlsPlaylist {
-            return await PlaylistResponder(components: components).respond(
-                exchange, key: key, response: response, result: result(of: response))
+        let result = result(of: response)
+        guard response.metadata.objectKind == .hlsPlaylist else {
+            return .object(
+                response, requested: resolved.requested, result: result, record: record, components: components)
         }
-        return ObjectResponder(components: components).respond(
-            exchange, response: response, requested: requested, result: result(of: response))
+        let rendered: RenderedPlaylist
+        do {
+            rendered = try await PlaylistRenderer(components: components).rendering(key: key, response: response)
+        } catch {
+            return failed(FetchFailure(error, url: key.url), resolved, record: record)
+        }
+        return .playlist(rendered, metadata: response.metadata, result: result, record: record, components: components)
+            ?? Answer(failure: .serviceUnavailable, reason: "out of file descriptors: try again", record: record)
     }
 
     private func result(of response: CacheResponse) -> CacheResult {
@@ -72,55 +86,32 @@ struct ProxyResponder: HTTPResponder {
         return response.disposition == .hit ? .hit : .miss
     }
 
-    /// The origin could not be fetched: serve a stale copy when the failure is the origin's, else say why.
-    private func failedFetch(
-        _ exchange: Exchange, key: CacheKey, requested: RequestedRange?, error: any Error
-    ) -> Response {
-        if let invalid = error as? InvalidPlaylistError {
-            components.logger.warning(
-                "invalid playlist", metadata: ["url": "\(invalid.url)", "error": "\(invalid.error)"])
-            return exchange.fail(.badGateway, invalid.description)
-        }
-        guard let error = error as? OriginError else {
-            components.logger.error("fetch failed", metadata: ["url": "\(key)", "error": "\(error)"])
-            return exchange.fail(.badGateway, "fetch failed: \(error)")
-        }
-        switch error.kind {
-        case .refused: return exchange.fail(.forbidden, "origin refused: \(error.reason)")
-        case .invalidRequest: return exchange.fail(.badRequest, error.description)
-        case .tooLarge: return exchange.fail(.badGateway, "\(error.description) (--max-object-size)")
-        default: break
-        }
-        if let stale = staleResponse(exchange, key: key, requested: requested, because: error.description) {
+    /// A failure's answer: a stale copy when the origin failed and one is fit to serve, else the failure itself.
+    private func failed(
+        _ failure: FetchFailure, _ resolved: RequestResolution.OriginRequest, record: AccessRecord
+    ) -> Answer {
+        if let reason = failure.staleReason, let stale = staleAnswer(resolved, because: reason, record: record) {
             return stale
         }
-        components.logger.warning("origin failed", metadata: ["url": "\(key.url)", "error": "\(error.description)"])
-        if error.kind == .timeout { return exchange.fail(.gatewayTimeout, "origin timed out: \(error.description)") }
-        return exchange.fail(.badGateway, "origin failed: \(error.description)")
+        return failure.answer(record: record, logger: components.logger)
     }
 
-    /// A stale copy of `key` for stale-if-error: live playlists up to three target durations old, anything else
-    /// without limit.
-    private func staleResponse(
-        _ exchange: Exchange, key: CacheKey, requested: RequestedRange?, because reason: String
-    ) -> Response? {
+    /// A stale copy for stale-if-error: live playlists up to three target durations old, anything else without
+    /// limit.
+    private func staleAnswer(
+        _ resolved: RequestResolution.OriginRequest, because reason: String, record: AccessRecord
+    ) -> Answer? {
+        let key = resolved.key
         guard let stale = components.cache.staleEntry(for: key) else { return nil }
-        if stale.metadata.objectKind == .hlsPlaylist {
-            return PlaylistResponder(components: components).respondStale(
-                exchange, key: key, response: stale, reason: reason)
+        guard stale.metadata.objectKind == .hlsPlaylist else {
+            components.logger.warning("serving stale", metadata: ["url": "\(key.url)", "reason": "\(reason)"])
+            return .object(
+                stale, requested: resolved.requested, result: .stale, record: record, components: components)
         }
-        components.logger.warning("serving stale", metadata: ["url": "\(key.url)", "reason": "\(reason)"])
-        return ObjectResponder(components: components).respond(
-            exchange, response: stale, requested: requested, result: .stale)
-    }
-
-    /// An origin's non-2xx answer, relayed: 403/404/410 and other 4xx with their status, 5xx as 502.
-    private func originStatus(_ exchange: Exchange, status: Int) -> Response {
-        let url = exchange.originURL ?? ""
-        components.logger.warning("origin status", metadata: ["url": "\(url)", "status": "\(status)"])
-        if (400..<500).contains(status) {
-            return exchange.fail(HTTPResponse.Status(code: status), "origin answered \(status) for \(url)")
-        }
-        return exchange.fail(.badGateway, "origin answered \(status) for \(url)")
+        guard let (rendered, age) = PlaylistRenderer(components: components).staleRendering(key: key, response: stale)
+        else { return nil }
+        components.logger.warning(
+            "serving stale playlist", metadata: ["url": "\(key.url)", "reason": "\(reason)", "age_s": "\(Int(age))"])
+        return .playlist(rendered, metadata: stale.metadata, result: .stale, record: record, components: components)
     }
 }

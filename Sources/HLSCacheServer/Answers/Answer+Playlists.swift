@@ -1,0 +1,61 @@
+import Foundation
+import HTTPTypes
+import OriginCache
+import SegmentCache
+
+extension Answer {
+    /// The `Content-Type` playlists are served with.
+    static let playlistContentType = ObjectKind.hlsPlaylist.contentType!
+
+    /// The answer for a rewritten playlist, and the read-ahead of a live playlist's newest segments.
+    /// - Parameters:
+    ///   - rendered: the rewritten playlist.
+    ///   - metadata: the entry's metadata (its expiry and `Last-Modified`).
+    ///   - result: how the cache served it.
+    ///   - record: the access record; its kind and stream are filled in.
+    ///   - components: read-ahead.
+    /// - Returns: `nil` when a rendering on disk cannot be opened again (out of descriptors).
+    static func playlist(
+        _ rendered: RenderedPlaylist, metadata: EntryMetadata, result: CacheResult, record: AccessRecord,
+        components: ServerComponents
+    ) -> Answer? {
+        var record = record
+        record.kind = .playlist
+        record.stream = metadata.key.url
+        var body = Body.none
+        if record.method != "HEAD" {
+            switch rendered.body {
+            case .memory(let buffer):
+                body = .memory(buffer)
+            case .file(let file):
+                guard
+                    let slice = FileSlice(
+                        duplicating: file.descriptor, offset: 0, length: Int64(file.length), url: metadata.key.url)
+                else { return nil }
+                body = .file(slice)
+            }
+        }
+        if let readAhead = components.readAhead, rendered.isLive {
+            readAhead.enqueue(rendered.newestSegments)
+        }
+        var headers = HTTPFields()
+        headers[.contentType] = playlistContentType
+        headers[.cacheControl] = playlistCacheControl(rendered, metadata: metadata)
+        if let lastModified = metadata.lastModified { headers[.lastModified] = lastModified }
+        return Answer(
+            .ok, headers: headers, body: body, length: Int64(rendered.body.length), result: result, record: record)
+    }
+
+    /// What players may cache the playlist for: live, half a target duration (at least 1 s); others, what
+    /// remains of their freshness, at most a minute for multivariant playlists.
+    private static func playlistCacheControl(_ rendered: RenderedPlaylist, metadata: EntryMetadata) -> String {
+        if rendered.isLive {
+            let seconds = PlaylistFreshness.liveFreshSeconds(targetDuration: rendered.targetDuration)
+            return "public, max-age=\(max(1, Int(seconds)))"
+        }
+        let remaining =
+            metadata.expiry.map { Int(min(max(0, $0.timeIntervalSinceNow), Double(CacheDirectives.maxDeltaSeconds))) }
+            ?? 60
+        return "public, max-age=\(rendered.isMultivariant ? min(60, remaining) : remaining)"
+    }
+}

@@ -1,0 +1,109 @@
+import Glibc
+import HTTPTypes
+import NIOCore
+import SegmentCache
+
+/// One request's answer, planned once: status, finished headers, body and the access record written when the body
+/// has been sent. Both writers send the same plan: the event-loop hit path (``HitPathHandler``, for bodies it can
+/// send at once) and the async responder (``ProxyResponder``, through ``Answer/response(components:)``, for everything).
+///
+/// The headers every answer carries are added here and nowhere else: `X-Request-Id`, `X-Cache`, `Content-Length`
+/// and a default `Cache-Control: no-store`. The writers add only what belongs to the connection (`Date`, `Server`,
+/// `Connection`).
+struct Answer: Sendable {
+    /// What follows the head.
+    enum Body: Sendable {
+        /// No body: a HEAD request, or an empty answer.
+        case none
+        /// One buffer, shared with other answers (the memory tiers) or made for this one.
+        case memory(ByteBuffer)
+        /// Bytes of a file (an entry file or a rendering on disk), through a descriptor the answer owns: sent with
+        /// `sendfile` on the event loop, read with `pread` by the responder.
+        case file(FileSlice)
+        /// A body still being filled from the origin; a shorter body than `Content-Length` aborts the answer.
+        case stream(CacheBody)
+    }
+
+    /// 200, 206, 416, an error status…
+    var status: HTTPResponse.Status
+    /// The finished headers, except `Date`, `Server` and `Connection`.
+    var headers: HTTPFields
+    var body: Body
+    /// The `Content-Length` sent, when known (the body length, even for HEAD).
+    var length: Int64?
+    /// How the cache served it.
+    var result: CacheResult
+    /// For the access log and the request metrics.
+    var record: AccessRecord
+
+    /// Finishes the head of an answer.
+    /// - Parameters:
+    ///   - status: the status.
+    ///   - headers: the answer's own headers (type, caching, validators, ranges).
+    ///   - body: the body; replaced with none for a HEAD request (the length stays).
+    ///   - length: the body length, when known.
+    ///   - result: how the cache served it; an `.error` answer carries no `X-Cache`.
+    ///   - record: the access record, whose method and id the answer uses.
+    init(
+        _ status: HTTPResponse.Status, headers: HTTPFields, body: Body, length: Int64?, result: CacheResult,
+        record: AccessRecord
+    ) {
+        var headers = headers
+        if headers[.cacheControl] == nil { headers[.cacheControl] = "no-store" }
+        headers[.xRequestID] = record.id
+        if result != .error { headers[.xCache] = result.header }
+        if let length { headers[.contentLength] = String(length) }
+        self.status = status
+        self.headers = headers
+        self.body = record.method == "HEAD" ? .none : body
+        self.length = length
+        self.result = result
+        self.record = record
+    }
+
+    /// A complete answer from bytes in memory.
+    init(
+        _ status: HTTPResponse.Status, buffer: ByteBuffer, contentType: String, result: CacheResult,
+        record: AccessRecord, headers: HTTPFields = [:]
+    ) {
+        var headers = headers
+        headers[.contentType] = contentType
+        self.init(
+            status, headers: headers, body: .memory(buffer), length: Int64(buffer.readableBytes), result: result,
+            record: record)
+    }
+
+    /// A one-line `text/plain` answer naming `reason`; players do not cache it.
+    init(failure status: HTTPResponse.Status, reason: String, record: AccessRecord) {
+        self.init(
+            status, buffer: ByteBuffer(string: reason + "\n"), contentType: "text/plain; charset=utf-8",
+            result: .error, record: record)
+    }
+
+    /// The head to send.
+    var head: HTTPResponse { HTTPResponse(status: status, headerFields: headers) }
+
+    /// How the body is sent, for metrics.
+    var bodyKind: HitBodyKind {
+        switch body {
+        case .none: .none
+        case .memory: .memory
+        case .file, .stream: .sendfile
+        }
+    }
+
+    /// Writes the access-log line and counts the request.
+    /// - Parameters:
+    ///   - bytes: the body bytes sent (negative when the answer was cut short).
+    ///   - aborted: why the body was cut short, if it was.
+    func finished(bytes: Int64, aborted: (any Error)?, components: ServerComponents) {
+        record.finish(status: status.code, bytes: bytes, result: result, aborted: aborted, components: components)
+    }
+}
+
+extension HTTPField.Name {
+    /// `X-Cache: HIT|MISS|STALE|BYPASS`.
+    static let xCache = HTTPField.Name("X-Cache")!
+    /// `X-Request-Id`: the id in the access log.
+    static let xRequestID = HTTPField.Name("X-Request-Id")!
+}

@@ -1,0 +1,91 @@
+import HTTPTypes
+import Logging
+import OriginCache
+import OriginClient
+
+/// What a failed fetch tells the player and the log: the one place where an error, or an origin's non-2xx answer,
+/// becomes an HTTP status with a one-line reason.
+///
+/// | Failure | Status | Stale copy instead |
+/// |---|---|---|
+/// | invalid playlist | 502 | no |
+/// | the address policy refused the origin | 403 | no |
+/// | the request cannot be sent (bad URL) | 400 | no |
+/// | larger than `--max-object-size` | 502 | no |
+/// | origin timed out | 504 | yes |
+/// | any other origin failure (DNS, connect, reset, TLS…) | 502 | yes |
+/// | origin answered 4xx | the same 4xx | no |
+/// | origin answered 5xx (or another non-2xx) | 502 | 5xx only |
+/// | anything else (a disk error, a rendering lost) | 502 | no |
+struct FetchFailure: Sendable {
+    /// The status the player gets.
+    let status: HTTPResponse.Status
+    /// The one-line reason in the body.
+    let reason: String
+    /// Why a stale copy is served instead, when one may be: the origin failed, not the request or the cache.
+    let staleReason: String?
+    /// What is logged when the failure is answered (the access log line always is).
+    private let logLine: (level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata)?
+
+    /// The failure of fetching `url` with `error`.
+    init(_ error: any Error, url: String) {
+        if let invalid = error as? InvalidPlaylistError {
+            self.init(
+                .badGateway, invalid.description, stale: nil,
+                log: (.warning, "invalid playlist", ["url": "\(invalid.url)", "error": "\(invalid.error)"]))
+            return
+        }
+        guard let error = error as? OriginError else {
+            self.init(
+                .badGateway, "fetch failed: \(error)", stale: nil,
+                log: (.error, "fetch failed", ["url": "\(url)", "error": "\(error)"]))
+            return
+        }
+        switch error.kind {
+        case .refused:
+            self.init(.forbidden, "origin refused: \(error.reason)", stale: nil, log: nil)
+        case .invalidRequest:
+            self.init(.badRequest, error.description, stale: nil, log: nil)
+        case .tooLarge:
+            self.init(.badGateway, "\(error.description) (--max-object-size)", stale: nil, log: nil)
+        default:
+            let log: (Logger.Level, Logger.Message, Logger.Metadata) = (
+                .warning, "origin failed", ["url": "\(url)", "error": "\(error.description)"]
+            )
+            if error.kind == .timeout {
+                self.init(.gatewayTimeout, "origin timed out: \(error.description)", stale: error.description, log: log)
+            } else {
+                self.init(.badGateway, "origin failed: \(error.description)", stale: error.description, log: log)
+            }
+        }
+    }
+
+    /// The origin answered `status` (not 2xx) for `url`: a 4xx is relayed, anything else is 502.
+    init(originStatus status: Int, url: String) {
+        let log: (Logger.Level, Logger.Message, Logger.Metadata) = (
+            .warning, "origin status", ["url": "\(url)", "status": "\(status)"]
+        )
+        let reason = "origin answered \(status) for \(url)"
+        if (400..<500).contains(status) {
+            self.init(HTTPResponse.Status(code: status), reason, stale: nil, log: log)
+        } else {
+            self.init(.badGateway, reason, stale: status >= 500 ? "origin answered \(status)" : nil, log: log)
+        }
+    }
+
+    private init(
+        _ status: HTTPResponse.Status, _ reason: String, stale: String?,
+        log: (level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata)?
+    ) {
+        self.status = status
+        self.reason = reason
+        self.staleReason = stale
+        self.logLine = log
+    }
+
+    /// Logs the failure and answers it.
+    func answer(record: AccessRecord, logger: Logger) -> Answer {
+        if let logLine { logger.log(level: logLine.level, logLine.message, metadata: logLine.metadata) }
+        return Answer(failure: status, reason: reason, record: record)
+    }
+}

@@ -1,0 +1,110 @@
+import CoreMetrics
+import Foundation
+import HLSPlaylist
+import NIOCore
+import OriginCache
+import SegmentCache
+
+/// Renders playlists: reads the cached origin playlist, rewrites every URI so the player comes back to hlscache,
+/// records its segments for read-ahead, and keeps the rendering for the next hits of the same origin version.
+struct PlaylistRenderer {
+    let components: ServerComponents
+
+    /// The rendering of a fresh (hit or just fetched) playlist: the one kept for its origin version, or a new one.
+    func rendering(key: CacheKey, response: CacheResponse) async throws -> RenderedPlaylist {
+        if let rendered = components.playlists.rendering(of: key, fetchedAt: response.metadata.fetchedAt) {
+            return rendered
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(Int(clamping: min(response.metadata.contentLength ?? 0, 64 << 20)))
+        for try await chunk in response.body { bytes.append(contentsOf: chunk) }
+        let rendered = try render(key: key, bytes: bytes)
+        if response.isStored {
+            components.playlists.keep(rendered, of: key, fetchedAt: response.metadata.fetchedAt)
+        }
+        return rendered
+    }
+
+    /// The rendering of an expired playlist, served because the origin failed, if it is not too old: live
+    /// playlists up to three target durations since they were fetched, others without limit.
+    /// - Returns: the rendering and its age in seconds; `nil` when the copy is too old or unreadable.
+    func staleRendering(key: CacheKey, response: CacheResponse) -> (RenderedPlaylist, age: Double)? {
+        // A stale entry is a published file: its body reads at once.
+        guard let bytes = response.withFileRegion({ region in Self.read(region) }) ?? nil,
+            let rendered = try? render(key: key, bytes: bytes)
+        else { return nil }
+        let age = Date().timeIntervalSince(response.metadata.fetchedAt)
+        if rendered.isLive, age > PlaylistFreshness.liveStaleLimitSeconds(targetDuration: rendered.targetDuration) {
+            return nil
+        }
+        return (rendered, age)
+    }
+
+    /// Parses and rewrites a playlist, and records its segments for read-ahead.
+    func render(key: CacheKey, bytes: [UInt8]) throws -> RenderedPlaylist {
+        components.metrics.playlistRenders.increment()
+        let playlist: Playlist
+        do throws(PlaylistError) {
+            playlist = try Playlist(parsing: bytes)
+        } catch {
+            throw InvalidPlaylistError(url: key.url, error: error)
+        }
+        let body: RenderedBody
+        do throws(PlaylistError) {
+            let playlists = components.playlists
+            body = try playlist.withRewritten(playlistURL: key.url, mapping: mapping) { playlists.body(for: $0) }
+        } catch {
+            throw InvalidPlaylistError(url: key.url, error: error)
+        }
+        var newest: [CacheKey] = []
+        if playlist.kind == .media {
+            let count = components.configuration.prefetchCount
+            let (segments, isComplete) = SegmentIndex.segmentKeys(of: playlist, url: key.url, newest: count)
+            if isComplete {
+                components.segmentIndex.record(playlist: key.url, segments: segments, isVOD: !playlist.isLive)
+            }
+            newest = Array(segments.suffix(count))
+        }
+        return RenderedPlaylist(
+            body: body, isLive: playlist.isLive, isMultivariant: playlist.kind == .multivariant,
+            targetDuration: playlist.targetDuration, newestSegments: newest)
+    }
+
+    /// Proxy URLs for every URI; in reverse mode, the origin's own URLs become plain paths on hlscache.
+    private var mapping: URIMapping {
+        let base = components.configuration.publicBaseURL ?? ""
+        guard let reverse = components.configuration.reverseOrigin else { return .proxy(base: base) }
+        let origin = OriginTarget.normalizedOrigin(reverse)
+        let publicBase = ProxyURLBase.normalized(base)
+        return .custom { url in
+            if url.hasPrefix(origin), url.dropFirst(origin.count).first == "/" {
+                return publicBase + url.dropFirst(origin.count)
+            }
+            return ProxyURL.make(origin: url, base: base)
+        }
+    }
+
+    private static func read(_ region: CacheFileRegion) -> [UInt8]? {
+        var bytes = [UInt8](repeating: 0, count: Int(region.length))
+        var done = 0
+        while done < bytes.count {
+            let count = bytes.withUnsafeMutableBytes { buffer in
+                pread(
+                    region.descriptor, buffer.baseAddress! + done, buffer.count - done,
+                    off_t(region.offset) + off_t(done))
+            }
+            guard count > 0 else { return nil }
+            done += count
+        }
+        return bytes
+    }
+}
+
+/// A public base URL without its trailing slashes.
+enum ProxyURLBase {
+    static func normalized(_ base: String) -> String {
+        var base = Substring(base)
+        while base.hasSuffix("/") { base = base.dropLast() }
+        return String(base)
+    }
+}
