@@ -12,6 +12,7 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .executable(name: "hlscache", targets: ["hlscache"]),
+        .library(name: "ByteRanges", targets: ["ByteRanges"]),
         .library(name: "HLSPlaylist", targets: ["HLSPlaylist"]),
         .library(name: "OriginClient", targets: ["OriginClient"]),
         .library(name: "SegmentCache", targets: ["SegmentCache"]),
@@ -31,26 +32,28 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
-        .target(name: "HLSPlaylist", swiftSettings: swiftSettings),
+        .target(name: "ByteRanges", swiftSettings: swiftSettings),
+        .target(name: "HLSPlaylist", dependencies: ["ByteRanges"], swiftSettings: swiftSettings),
         .systemLibrary(
             name: "CCurl",
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]
         ),
-        .target(name: "OriginClient", dependencies: ["CCurl"], swiftSettings: swiftSettings),
-        .target(name: "SegmentCache", swiftSettings: swiftSettings),
+        .target(name: "OriginClient", dependencies: ["ByteRanges", "CCurl"], swiftSettings: swiftSettings),
+        .target(name: "SegmentCache", dependencies: ["ByteRanges"], swiftSettings: swiftSettings),
         .executableTarget(name: "SegmentCacheWorker", dependencies: ["SegmentCache"], swiftSettings: swiftSettings),
         .target(
             name: "OriginCache",
             dependencies: [
-                "HLSPlaylist", "OriginClient", "SegmentCache", .product(name: "Logging", package: "swift-log"),
+                "ByteRanges", "HLSPlaylist", "OriginClient", "SegmentCache",
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
         .target(
             name: "HLSCacheServer",
             dependencies: [
-                "HLSPlaylist", "OriginClient", "SegmentCache", "OriginCache",
+                "ByteRanges", "HLSPlaylist", "OriginClient", "SegmentCache", "OriginCache",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -68,7 +71,7 @@ let package = Package(
         .target(
             name: "HLSPrefetch",
             dependencies: [
-                "HLSPlaylist", "OriginClient", "SegmentCache", "OriginCache",
+                "ByteRanges", "HLSPlaylist", "OriginClient", "SegmentCache", "OriginCache",
             ],
             swiftSettings: swiftSettings
         ),
@@ -83,12 +86,12 @@ let package = Package(
         ),
         .executableTarget(
             name: "hlscache-fuzz",
-            dependencies: ["HLSPlaylist", "SegmentCache"],
+            dependencies: ["ByteRanges", "HLSPlaylist", "SegmentCache"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "hlscache-bench",
-            dependencies: ["HLSPlaylist", "OriginClient", "SegmentCache"],
+            dependencies: ["ByteRanges", "HLSPlaylist", "OriginClient", "SegmentCache"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -99,7 +102,7 @@ let package = Package(
         .testTarget(
             name: "OriginClientTests",
             dependencies: [
-                "OriginClient",
+                "ByteRanges", "OriginClient",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -108,18 +111,18 @@ let package = Package(
         ),
         .testTarget(
             name: "OriginCacheTests",
-            dependencies: ["OriginCache", "SegmentCache"],
+            dependencies: ["ByteRanges", "OriginCache", "SegmentCache"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "SegmentCacheTests",
-            dependencies: ["SegmentCache"],
+            dependencies: ["ByteRanges", "SegmentCache"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "HLSCacheServerTests",
             dependencies: [
-                "HLSCacheServer", "HLSPrefetch", "HLSPlaylist", "OriginClient", "hlscache",
+                "ByteRanges", "HLSCacheServer", "HLSPrefetch", "HLSPlaylist", "OriginClient", "hlscache",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -128,12 +131,12 @@ let package = Package(
         ),
         .testTarget(
             name: "HLSPrefetchTests",
-            dependencies: ["HLSPrefetch", "HLSPlaylist"],
+            dependencies: ["ByteRanges", "HLSPrefetch", "HLSPlaylist"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "HLSPlaylistTests",
-            dependencies: ["HLSPlaylist"],
+            dependencies: ["ByteRanges", "HLSPlaylist"],
             swiftSettings: swiftSettings
         ),
     ]

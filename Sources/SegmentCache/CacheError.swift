@@ -1,3 +1,5 @@
+import ByteRanges
+
 /// An error the cache raises itself, as opposed to one the ``ObjectSource`` threw (those are rethrown as they are).
 ///
 /// Cases are static members so that new ones can be added without breaking users.

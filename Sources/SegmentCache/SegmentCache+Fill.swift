@@ -1,3 +1,4 @@
+import ByteRanges
 import Foundation
 import Glibc
 import Synchronization

@@ -78,10 +78,10 @@ struct NumberBoundsTests {
 
     @Test("BYTERANGE n@ reads as n, and a zero length is accepted")
     func byteRangeForms() throws {
-        #expect(ByteRange(parsing: "587500@") == ByteRange(length: 587_500, offset: nil))
-        #expect(ByteRange(parsing: "0@10") == ByteRange(length: 0, offset: 10))
-        #expect(ByteRange(parsing: "-1@0") == nil)
-        #expect(ByteRange(parsing: "1@9223372036854775807") == nil)
+        #expect(PlaylistByteRange(parsing: "587500@") == PlaylistByteRange(length: 587_500, offset: nil))
+        #expect(PlaylistByteRange(parsing: "0@10") == PlaylistByteRange(length: 0, offset: 10))
+        #expect(PlaylistByteRange(parsing: "-1@0") == nil)
+        #expect(PlaylistByteRange(parsing: "1@9223372036854775807") == nil)
     }
 
     @Test("segmentTargets gives what references gives for segments, over the fixtures and the corpus")

@@ -1,3 +1,4 @@
+import ByteRanges
 import HLSPlaylist
 import Testing
 
@@ -50,7 +51,7 @@ struct TypedModelTests {
         #expect(tags.contains(.independentSegments))
         #expect(tags.contains(.programDateTime("2026-11-21T00:00:00.000Z")))
         #expect(tags.contains(.bitrate(1500)))
-        #expect(tags.contains(.byteRange(ByteRange(length: 500, offset: nil))))
+        #expect(tags.contains(.byteRange(PlaylistByteRange(length: 500, offset: nil))))
         #expect(tags.contains(.discontinuity) && tags.contains(.gap) && tags.contains(.endList))
         #expect(tags.contains(.iFramesOnly))
         #expect(tags.contains(.define(VariableDefinition(name: "host", source: .value("cdn")))))
@@ -66,7 +67,7 @@ struct TypedModelTests {
                 #expect(control.canBlockReload && control.partHoldBack == 1.0 && control.canSkipUntil == 24)
                 seen.insert("server-control")
             case .partInf(let info): #expect(info.partTarget == 0.33334); seen.insert("part-inf")
-            case .map(let map): #expect(map.byteRange == ByteRange(length: 800, offset: 0)); seen.insert("map")
+            case .map(let map): #expect(map.byteRange == PlaylistByteRange(length: 800, offset: 0)); seen.insert("map")
             case .key(let key): #expect(key.method == "AES-128" && key.iv == [0, 1, 2]); seen.insert("key")
             case .dateRange(let range):
                 #expect(range.assetURI == "ad.m3u8" && range.id == "ad"); seen.insert("daterange")
@@ -87,8 +88,8 @@ struct TypedModelTests {
         let segments = try Playlist(parsing: Self.media).segments
         #expect(segments.count == 2)
         #expect(segments[0].sequenceNumber == 100 && segments[1].sequenceNumber == 101)
-        #expect(segments[0].byteRange == ByteRange(length: 1000, offset: 800))
-        #expect(segments[1].byteRange == ByteRange(length: 500, offset: 1800))
+        #expect(segments[0].byteRange == ByteRange(offset: 800, length: 1000))
+        #expect(segments[1].byteRange == ByteRange(offset: 1800, length: 500))
         #expect(segments[1].discontinuity && segments[1].isGap && segments[1].key?.uri == "k.key")
         #expect(segments[0].map?.uri == "init.mp4")
     }

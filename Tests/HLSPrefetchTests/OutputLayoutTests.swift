@@ -1,3 +1,4 @@
+import ByteRanges
 import HLSPlaylist
 import Testing
 
@@ -23,9 +24,9 @@ struct OutputLayoutTests {
     @Test("the same URL always gets the same name; another range or URL gets another")
     func namesAreStableAndDistinct() {
         let whole = PrefetchObject(url: "http://h/v/media.ts", range: nil, kind: .segment)
-        let first = PrefetchObject(url: "http://h/v/media.ts", range: ByteRange(length: 10, offset: 0), kind: .segment)
+        let first = PrefetchObject(url: "http://h/v/media.ts", range: ByteRange(offset: 0, length: 10), kind: .segment)
         let second = PrefetchObject(
-            url: "http://h/v/media.ts", range: ByteRange(length: 10, offset: 10), kind: .segment)
+            url: "http://h/v/media.ts", range: ByteRange(offset: 10, length: 10), kind: .segment)
         let other = PrefetchObject(url: "http://h/w/media.ts", range: nil, kind: .segment)
         let paths = [whole, first, second, other].map(OutputLayout.path(of:))
         #expect(Set(paths).count == 4)

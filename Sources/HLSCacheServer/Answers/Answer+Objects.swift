@@ -1,3 +1,4 @@
+import ByteRanges
 import HTTPTypes
 import NIOCore
 import OriginCache
@@ -64,7 +65,7 @@ extension Answer {
     /// - Parameter atOnce: only a body that is there to send (memory or file); `nil` otherwise.
     /// - Throws: when `window` lies outside the body.
     private static func objectBody(
-        _ response: CacheResponse, window: CacheByteRange?, atOnce: Bool, components: ServerComponents
+        _ response: CacheResponse, window: ByteRange?, atOnce: Bool, components: ServerComponents
     ) throws -> Body? {
         let url = response.metadata.key.url
         if response.disposition == .hit {

@@ -1,3 +1,4 @@
+import ByteRanges
 import Glibc
 import HTTPTypes
 import Hummingbird
@@ -30,7 +31,7 @@ final class FileSlice: Sendable {
     }
 
     /// A slice of a cache response's entry file: all of it, or `window` of it.
-    convenience init?(region: CacheFileRegion, window: CacheByteRange?, url: String) {
+    convenience init?(region: EntryFileRegion, window: ByteRange?, url: String) {
         self.init(
             duplicating: region.descriptor, offset: region.offset + (window?.offset ?? 0),
             length: window?.length ?? region.length, url: url)

@@ -1,3 +1,4 @@
+import ByteRanges
 import HTTPTypes
 import OriginCache
 import SegmentCache
@@ -13,7 +14,7 @@ struct ObjectHead {
     /// `Content-Type`, `Cache-Control`, `Accept-Ranges`, validators and `Content-Range`; not `Content-Length`.
     var headers: HTTPFields
     /// The bytes of the response's body to send, or `nil` for all of them.
-    var window: CacheByteRange?
+    var window: ByteRange?
     /// The body length, when known.
     var length: Int64?
 
@@ -48,13 +49,12 @@ struct ObjectHead {
         }
         // An open or suffix range: cut it from the whole object, whose length must be known.
         if let requested, let length = metadata.contentLength {
-            guard let (offset, count) = requested.resolved(length: length) else {
+            guard let window = requested.resolved(length: length) else {
                 headers[.contentRange] = "bytes */\(length)"
                 return .unsatisfiable(headers)
             }
-            headers[.contentRange] = "bytes \(offset)-\(offset + count - 1)/\(length)"
-            let window = CacheByteRange(offset: offset, length: count)
-            return .send(ObjectHead(status: .partialContent, headers: headers, window: window, length: count))
+            headers[.contentRange] = "bytes \(window.offset)-\(window.upperBound - 1)/\(length)"
+            return .send(ObjectHead(status: .partialContent, headers: headers, window: window, length: window.length))
         }
         return .send(ObjectHead(status: .ok, headers: headers, window: nil, length: metadata.contentLength))
     }

@@ -84,7 +84,7 @@ struct PlaylistRenderer {
         }
     }
 
-    private static func read(_ region: CacheFileRegion) -> [UInt8]? {
+    private static func read(_ region: EntryFileRegion) -> [UInt8]? {
         var bytes = [UInt8](repeating: 0, count: Int(region.length))
         var done = 0
         while done < bytes.count {

@@ -1,3 +1,4 @@
+import ByteRanges
 import HLSPlaylist
 import SegmentCache
 import Synchronization
@@ -75,11 +76,9 @@ final class SegmentIndex: Sendable {
 
     private static func keys(of targets: [SegmentTarget]) -> [CacheKey] {
         targets.compactMap { target in
-            guard let written = target.byteRange else { return CacheKey(url: target.url) }
+            guard let range = target.byteRange else { return CacheKey(url: target.url) }
             // A zero-length range names no bytes: nothing to read ahead.
-            guard written.length > 0,
-                let range = CacheByteRange(offset: Int64(written.offset ?? 0), length: Int64(written.length))
-            else { return nil }
+            guard range.length > 0 else { return nil }
             return CacheKey(url: target.url, range: range)
         }
     }

@@ -1,3 +1,4 @@
+import ByteRanges
 import HTTPTypes
 import OriginClient
 import SegmentCache

@@ -1,3 +1,5 @@
+import ByteRanges
+
 /// What a URI place of a playlist points at, with the tag that carries it.
 public enum ReferenceRole: Sendable, Hashable {
     /// A variant stream's media playlist (EXT-X-STREAM-INF and its URI line).
@@ -93,12 +95,12 @@ extension Playlist {
             case .media(let media)?: role = .rendition(media)
             case .map(let map)?:
                 role = .map(map)
-                range = map.byteRange.map { ByteRange(length: $0.length, offset: $0.offset ?? 0) }
+                range = map.byteRange?.resolved(offset: 0)
             case .key(let key)?: role = .key(key)
             case .sessionKey(let key)?: role = .sessionKey(key)
             case .part(let part)?:
                 role = .part(part)
-                range = part.byteRange
+                range = part.byteRange?.resolved(offset: 0)
             case .preloadHint(let hint)?: role = .preloadHint(hint)
             case .renditionReport(let report)?: role = .renditionReport(report)
             default: role = .other

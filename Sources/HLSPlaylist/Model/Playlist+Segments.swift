@@ -1,3 +1,5 @@
+import ByteRanges
+
 /// A media segment with the tags that apply to it.
 public struct Segment: Sendable, Hashable {
     /// The URI as written.
@@ -34,7 +36,7 @@ extension Playlist {
         var result: [Segment] = []
         var sequence = mediaSequence
         var duration = 0.0
-        var range: ByteRange?
+        var range: PlaylistByteRange?
         var key: KeyTag?
         var map: MapTag?
         var discontinuity = false
@@ -44,14 +46,11 @@ extension Playlist {
             switch line.kind {
             case .uri:
                 let uri = line.uri!
-                if var explicit = range {
-                    explicit.offset = explicit.offset ?? nextOffset[uri] ?? 0
-                    nextOffset[uri] = explicit.offset! + explicit.length
-                    range = explicit
-                }
+                let bytes = range?.resolved(offset: nextOffset[uri] ?? 0)
+                if let bytes { nextOffset[uri] = Int(bytes.upperBound) }
                 result.append(
                     Segment(
-                        uri: uri, sequenceNumber: sequence, duration: duration, byteRange: range, key: key, map: map,
+                        uri: uri, sequenceNumber: sequence, duration: duration, byteRange: bytes, key: key, map: map,
                         discontinuity: discontinuity, isGap: gap, line: index))
                 sequence += 1
                 duration = 0

@@ -1,3 +1,5 @@
+import ByteRanges
+
 /// A typed playlist tag.
 ///
 /// Tags with attribute lists carry a struct with typed fields and the whole ``AttributeList`` (so unknown
@@ -33,7 +35,7 @@ public enum Tag: Sendable, Hashable {
     /// `#EXTINF:duration,[title]`.
     case segmentInfo(SegmentInfo)
     /// `#EXT-X-BYTERANGE:n[@o]`.
-    case byteRange(ByteRange)
+    case byteRange(PlaylistByteRange)
     /// `#EXT-X-DISCONTINUITY`.
     case discontinuity
     /// `#EXT-X-KEY`.
@@ -84,8 +86,10 @@ public enum PlaylistType: Sendable, Hashable {
     case other(String)
 }
 
-/// A byte range `length[@offset]` (EXT-X-BYTERANGE, BYTERANGE attributes).
-public struct ByteRange: Sendable, Hashable {
+/// A byte range as a playlist writes it, `length[@offset]` (EXT-X-BYTERANGE, BYTERANGE attributes): the offset may
+/// be left out. Once the offset is known, the bytes are a ``ByteRanges/ByteRange`` (``resolved(offset:)``), the one
+/// type the cache, the origin client and the server use.
+public struct PlaylistByteRange: Sendable, Hashable {
     /// The number of bytes.
     public var length: Int
     /// The offset of the first byte; `nil` means right after the previous range of the same resource.
@@ -113,6 +117,14 @@ public struct ByteRange: Sendable, Hashable {
         } else {
             self.init(length: length, offset: nil)
         }
+    }
+
+    /// The bytes meant, with `implicitOffset` where the playlist left the offset out.
+    /// - Parameter implicitOffset: where the previous range of the same resource ended (0 for the first).
+    /// - Returns: the bytes; `nil` only when the end would not fit (checked at parse time: never for a parsed
+    ///   playlist).
+    public func resolved(offset implicitOffset: Int) -> ByteRange? {
+        ByteRange(offset: Int64(offset ?? implicitOffset), length: Int64(length))
     }
 }
 

@@ -50,7 +50,7 @@ enum PlaylistNumberCheck {
     /// must fit in `Int` too.
     private static func checkImplicitOffsets(_ playlist: Playlist) throws(PlaylistError) {
         var nextOffset: [String: Int] = [:]
-        var pending: (range: ByteRange, line: Int)?
+        var pending: (range: PlaylistByteRange, line: Int)?
         let lines = playlist.lines
         for index in playlist.records.indices {
             let record = playlist.records[index]

@@ -34,7 +34,7 @@ extension Tag {
         case .discontinuity: return .discontinuity
         case .gap: return .gap
         case .bitrate: return trimmed.flatMap(PlaylistNumbers.decimalInteger).map(Tag.bitrate)
-        case .byteRange: return trimmed.flatMap(ByteRange.init(parsing:)).map(Tag.byteRange)
+        case .byteRange: return trimmed.flatMap(PlaylistByteRange.init(parsing:)).map(Tag.byteRange)
         case .programDateTime: return trimmed.map { .programDateTime(String($0)) }
         case .playlistType:
             switch trimmed?.uppercased() {
@@ -88,7 +88,7 @@ extension Tag {
             guard let uri = list.string("URI") else { return nil }
             return .map(
                 MapTag(
-                    uri: uri, byteRange: list.string("BYTERANGE").flatMap(ByteRange.init(parsing:)),
+                    uri: uri, byteRange: list.string("BYTERANGE").flatMap(PlaylistByteRange.init(parsing:)),
                     attributes: list))
         case .dateRange:
             guard let id = list.string("ID") else { return nil }
@@ -103,7 +103,7 @@ extension Tag {
             return .part(
                 PartTag(
                     uri: uri, duration: duration, independent: list.bool("INDEPENDENT") ?? false,
-                    byteRange: list.string("BYTERANGE").flatMap(ByteRange.init(parsing:)),
+                    byteRange: list.string("BYTERANGE").flatMap(PlaylistByteRange.init(parsing:)),
                     gap: list.bool("GAP") ?? false, attributes: list))
         case .preloadHint:
             guard let type = list.string("TYPE"), let uri = list.string("URI") else { return nil }

@@ -1,3 +1,5 @@
+import ByteRanges
+
 /// Where a media segment is fetched from: its resolved URL and, for an EXT-X-BYTERANGE segment, which bytes.
 public struct SegmentTarget: Sendable, Hashable {
     /// The absolute URL after variable substitution and RFC 3986 resolution.
@@ -35,7 +37,7 @@ extension Playlist {
         let values =
             hasVariables ? VariableSubstitution.values(of: self, query: base.queryString, imports: imports) : [:]
         var targets: [SegmentTarget] = []
-        var pendingRange: ByteRange?
+        var pendingRange: PlaylistByteRange?
         var gap = false
         var nextOffset: [String: Int] = [:]
         var substituted = ByteWriter(capacity: 256)
@@ -53,16 +55,16 @@ extension Playlist {
                 continue
             }
             guard record.kind == .uri, record.placeCount > 0 else { continue }
-            var range = pendingRange
+            var range: ByteRange?
+            let written = pendingRange
             pendingRange = nil
             let isGap = gap
             gap = false
-            if var explicit = range {
-                let written = String(decoding: source[record.trimmedStart..<record.trimmedEnd], as: UTF8.self)
-                explicit.offset = explicit.offset ?? nextOffset[written] ?? 0
+            if let written {
+                let uri = String(decoding: source[record.trimmedStart..<record.trimmedEnd], as: UTF8.self)
                 // Checked at parse time (PlaylistNumberCheck): the end fits in Int.
-                nextOffset[written] = explicit.offset! + explicit.length
-                range = explicit
+                range = written.resolved(offset: nextOffset[uri] ?? 0)
+                if let range { nextOffset[uri] = Int(range.upperBound) }
             }
             guard !isGap else { continue }
             let place = places[Int(record.firstPlace)]

@@ -1,3 +1,4 @@
+import ByteRanges
 import HLSPlaylist
 import OriginClient
 
@@ -25,8 +26,8 @@ struct OutputFolderStore: PrefetchStore {
         var skip: Int64 = 0
         var limit: Int64? = nil
         if let range = object.range {
-            limit = Int64(range.length)
-            if response.status == 200 { skip = Int64(range.offset ?? 0) }
+            limit = range.length
+            if response.status == 200 { skip = range.offset }
         }
         var file = try files.makePartial(for: path)
         do {

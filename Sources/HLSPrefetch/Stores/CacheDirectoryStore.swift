@@ -1,3 +1,4 @@
+import ByteRanges
 import HLSPlaylist
 import OriginCache
 import SegmentCache
@@ -55,8 +56,6 @@ struct CacheDirectoryStore: PrefetchStore {
 
     /// The cache key the server uses for an object.
     static func key(_ object: PrefetchObject) -> CacheKey {
-        CacheKey(
-            url: object.url,
-            range: object.range.flatMap { CacheByteRange(offset: Int64($0.offset ?? 0), length: Int64($0.length)) })
+        CacheKey(url: object.url, range: object.range)
     }
 }

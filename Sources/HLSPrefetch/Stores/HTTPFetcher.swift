@@ -1,3 +1,4 @@
+import ByteRanges
 import HLSPlaylist
 import OriginClient
 
@@ -8,15 +9,13 @@ struct HTTPFetcher: Sendable {
     static let maxPlaylistBytes = 64 << 20
 
     /// Starts a GET of `url` (of `range` of it) and returns once a 2xx head has arrived.
-    func get(_ url: String, range: HLSPlaylist.ByteRange?) async throws -> OriginResponse {
+    func get(_ url: String, range: ByteRange?) async throws -> OriginResponse {
         var request = OriginRequest(url: url, acceptEncoding: range == nil && url.contains(".m3u8"))
         if let range {
-            let first = Int64(range.offset ?? 0)
-            let (end, overflow) = first.addingReportingOverflow(Int64(range.length))
-            guard range.length > 0, !overflow else {
-                throw FetchFailure(status: 400, description: "invalid byte range \(range.length)@\(first) for \(url)")
+            guard let requested = RequestedRange(range) else {
+                throw FetchFailure(status: 400, description: "empty byte range \(range) for \(url)")
             }
-            request.byteRange = .closed(first...(end - 1))
+            request.byteRange = requested
         }
         let response: OriginResponse
         do {

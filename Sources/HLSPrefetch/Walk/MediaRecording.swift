@@ -1,3 +1,4 @@
+import ByteRanges
 import HLSPlaylist
 
 /// A segment of a media playlist as prefetched: its objects and what a written playlist needs to list it.
@@ -74,7 +75,7 @@ struct MediaRecording: Sendable {
         var missed = false
         var byLine: [Int: PlaylistReference] = [:]
         var keyURLs: [Int: String] = [:]
-        var mapURLs: [Int: (String, HLSPlaylist.ByteRange?)] = [:]
+        var mapURLs: [Int: (String, ByteRange?)] = [:]
         for reference in playlist.references(playlistURL: url, imports: imports) {
             switch reference.role {
             case .segment: byLine[reference.line] = reference

@@ -1,3 +1,4 @@
+import ByteRanges
 import HLSPlaylist
 
 /// An object a media playlist needs: a segment, an initialization section or a key, with its byte range.
@@ -15,20 +16,20 @@ public struct PrefetchObject: Sendable, Hashable {
     /// The absolute URL.
     public let url: String
     /// The bytes of `url` meant, offset explicit; `nil` for the whole resource.
-    public let range: HLSPlaylist.ByteRange?
+    public let range: ByteRange?
     /// What the object is.
     public let kind: Kind
 
     /// Creates an object.
-    public init(url: String, range: HLSPlaylist.ByteRange?, kind: Kind) {
+    public init(url: String, range: ByteRange?, kind: Kind) {
         self.url = url
-        self.range = range.map { HLSPlaylist.ByteRange(length: $0.length, offset: $0.offset ?? 0) }
+        self.range = range
         self.kind = kind
     }
 
     /// The range as `offset+length`, for logs; empty for a whole resource.
     var rangeText: String {
-        range.map { "@\($0.offset ?? 0)+\($0.length)" } ?? ""
+        range.map { "@\($0)" } ?? ""
     }
 
     /// The URL and range, for messages.

@@ -1,3 +1,4 @@
+import ByteRanges
 import Foundation
 import HLSPlaylist
 import OriginClient
@@ -28,7 +29,7 @@ struct OriginObjectSource: ObjectSource {
             guard range.length > 0 else {
                 throw OriginError.invalidRequest(url: key.url, reason: "empty byte range \(range)")
             }
-            request.byteRange = .closed(range.offset...(range.upperBound - 1))
+            request.byteRange = RequestedRange(range)
         }
         let blocking = Self.isBlockingReload(key.url)
         let response: OriginResponse

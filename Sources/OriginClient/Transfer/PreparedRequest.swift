@@ -1,3 +1,5 @@
+import ByteRanges
+
 /// An ``OriginRequest`` checked and ready for the worker: URL parsed, host allowed, headers valid.
 struct PreparedRequest: Sendable {
     /// The URL as given by the caller.

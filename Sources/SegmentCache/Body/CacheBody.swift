@@ -73,7 +73,7 @@ public struct CacheBody: AsyncSequence, Sendable {
 }
 
 /// Where a cached body lies in its entry file, so a server can send it with `sendfile`.
-public struct FileRegion: Sendable, Hashable {
+public struct EntryFileRegion: Sendable, Hashable {
     /// An open, read-only descriptor of the entry file; valid only inside ``CacheResponse/withFileRegion(_:)``.
     public let descriptor: CInt
     /// The file offset of the first body byte of the response.

@@ -1,3 +1,5 @@
+import ByteRanges
+
 /// What a lookup or fill gives a request: metadata at once, and the body to stream.
 ///
 /// For a hit the body is read from the entry file, and ``withFileRegion(_:)`` gives its descriptor and
@@ -53,10 +55,10 @@ public struct CacheResponse: Sendable {
     /// - Parameter body: what to do with the region.
     /// - Returns: what `body` returns, or `nil` when the response is not a hit (its bytes are still arriving).
     /// - Throws: what `body` throws.
-    public func withFileRegion<Result>(_ body: (FileRegion) throws -> Result) rethrows -> Result? {
+    public func withFileRegion<Result>(_ body: (EntryFileRegion) throws -> Result) rethrows -> Result? {
         guard case .entry(let file, let bodyOffset) = source, let length = metadata.contentLength else { return nil }
         return try withExtendedLifetime(file) {
-            try body(FileRegion(descriptor: file.descriptor, offset: bodyOffset + start, length: length))
+            try body(EntryFileRegion(descriptor: file.descriptor, offset: bodyOffset + start, length: length))
         }
     }
 }

@@ -1,3 +1,5 @@
+import ByteRanges
+
 /// Everything a cache shares between requests, fills and the janitor; lives behind one `Mutex`.
 ///
 /// Every operation on it is O(1) or proportional to what it returns, so no lock holder makes a hit wait;

@@ -1,3 +1,5 @@
+import ByteRanges
+
 /// What identifies a cached object: the resolved origin URL and, for a ranged object, its byte range.
 ///
 /// An `EXT-X-BYTERANGE` segment is its own object, keyed by the URL of the file it lives in and
@@ -26,5 +28,20 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     public var description: String {
         guard let range else { return url }
         return "\(url) [\(range)]"
+    }
+}
+
+extension CacheKey {
+    /// The cache object a request for `origin` asks for: a closed range `a-b` is an object of its own (an
+    /// `EXT-X-BYTERANGE` segment); open and suffix ranges are cut from the whole object.
+    /// - Parameters:
+    ///   - origin: the origin URL.
+    ///   - requested: the request's range, if any.
+    public init(origin: String, requested: RequestedRange?) {
+        if let range = requested?.closedBytes {
+            self.init(url: origin, range: range)
+        } else {
+            self.init(url: origin)
+        }
     }
 }

@@ -1,3 +1,5 @@
+import ByteRanges
+
 /// The 256-bit name of an entry file: 128 bits that identify the URL, then 128 that identify the range.
 ///
 /// The first half is the first 16 bytes of SHA-256 of the URL; the second half is zero for a whole

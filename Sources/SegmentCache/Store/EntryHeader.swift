@@ -1,3 +1,4 @@
+import ByteRanges
 import Foundation
 
 /// The fixed header at the start of every entry file, before the body.

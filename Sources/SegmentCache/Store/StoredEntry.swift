@@ -1,3 +1,5 @@
+import ByteRanges
+
 /// A published entry, opened: its file, kept open for as long as a response reads it, and its header.
 struct StoredEntry: Sendable {
     let digest: EntryDigest

@@ -1,3 +1,4 @@
+import ByteRanges
 import Foundation
 import HLSPlaylist
 import HTTPTypes

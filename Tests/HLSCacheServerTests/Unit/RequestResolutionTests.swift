@@ -1,3 +1,4 @@
+import ByteRanges
 import Foundation
 import HTTPTypes
 import Logging

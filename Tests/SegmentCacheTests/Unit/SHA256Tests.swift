@@ -1,3 +1,4 @@
+import ByteRanges
 import Testing
 
 @testable import SegmentCache

@@ -53,7 +53,7 @@ public struct MapTag: Sendable, Hashable {
     /// URI of the media initialization section.
     public var uri: String
     /// BYTERANGE.
-    public var byteRange: ByteRange?
+    public var byteRange: PlaylistByteRange?
     /// Every attribute as written.
     public var attributes: AttributeList
 }
@@ -91,7 +91,7 @@ public struct PartTag: Sendable, Hashable {
     /// INDEPENDENT=YES.
     public var independent: Bool
     /// BYTERANGE.
-    public var byteRange: ByteRange?
+    public var byteRange: PlaylistByteRange?
     /// GAP=YES.
     public var gap: Bool
     /// Every attribute as written.

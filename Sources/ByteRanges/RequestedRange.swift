@@ -51,38 +51,60 @@ public enum RequestedRange: Hashable, Sendable {
         }
     }
 
-    /// The range's offset and length within an object of `length` bytes, or `nil` when it is not satisfiable
-    /// (it starts at or past the end). A range that runs past the end is clipped to it.
+    /// The bytes the range means within an object of `length` bytes, or `nil` when it is not satisfiable (it
+    /// starts at or past the end, or the range is not valid). A range that runs past the end is clipped to it.
     /// - Parameter length: the object's length.
-    /// - Returns: the offset and length of the bytes to send.
-    public func resolved(length: Int64) -> (offset: Int64, length: Int64)? {
+    /// - Returns: the bytes to send.
+    public func resolved(length: Int64) -> ByteRange? {
+        guard isValid else { return nil }
         switch self {
         case .closed(let first, let last):
             guard first < length else { return nil }
-            return (first, min(last, length - 1) - first + 1)
+            return ByteRange(offset: first, length: min(last, length - 1) - first + 1)
         case .from(let first):
             guard first < length else { return nil }
-            return (first, length - first)
+            return ByteRange(offset: first, length: length - first)
         case .suffix(let count):
             guard length > 0 else { return nil }
             let taken = min(count, length)
-            return (length - taken, taken)
+            return ByteRange(offset: length - taken, length: taken)
+        }
+    }
+
+    /// A closed range for exactly `range`'s bytes; `nil` for an empty range.
+    /// - Parameter range: the bytes.
+    public init?(_ range: ByteRange) {
+        guard range.length > 0 else { return nil }
+        self = .closed(first: range.offset, last: range.upperBound - 1)
+    }
+
+    /// The bytes of a closed range (`nil` for open and suffix ranges, whose bytes depend on the object's length).
+    public var closedBytes: ByteRange? {
+        guard isValid, case .closed(let first, let last) = self else { return nil }
+        return ByteRange(offset: first, length: last - first + 1)
+    }
+
+    /// Whether the numbers make a range: non-negative, `first <= last < Int64.max`, a positive suffix. Parsed
+    /// ranges always are; one built from its cases may not be.
+    public var isValid: Bool {
+        switch self {
+        case .closed(let first, let last): first >= 0 && first <= last && last < .max
+        case .from(let first): first >= 0
+        case .suffix(let count): count > 0
         }
     }
 }
 
-extension CacheKey {
-    /// The cache object a request for `origin` asks for: a closed range `a-b` is an object of its own (an
-    /// `EXT-X-BYTERANGE` segment); open and suffix ranges are cut from the whole object.
-    /// - Parameters:
-    ///   - origin: the origin URL.
-    ///   - requested: the request's range, if any.
-    public init(origin: String, requested: RequestedRange?) {
-        if case .closed(let first, let last) = requested, let range = ByteRange(offset: first, length: last - first + 1)
-        {
-            self.init(url: origin, range: range)
-        } else {
-            self.init(url: origin)
+extension RequestedRange: CustomStringConvertible {
+    /// The range as written after `bytes=` (libcurl's `CURLOPT_RANGE` form): `0-99`, `100-`, `-500`.
+    public var description: String {
+        switch self {
+        case .closed(let first, let last): "\(first)-\(last)"
+        case .from(let first): "\(first)-"
+        case .suffix(let count): "-\(count)"
         }
     }
+
+    /// The `Range` header's value: `bytes=0-99`.
+    public var headerValue: String { "bytes=" + description }
 }
