@@ -41,7 +41,18 @@ let package = Package(
         ),
         .target(name: "OriginClient", dependencies: ["ByteRanges", "CCurl"], swiftSettings: swiftSettings),
         .target(name: "SegmentCache", dependencies: ["ByteRanges"], swiftSettings: swiftSettings),
-        .executableTarget(name: "SegmentCacheWorker", dependencies: ["SegmentCache"], swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "SegmentCacheWorker", dependencies: ["HLSCacheTesting", "SegmentCache"], swiftSettings: swiftSettings),
+        .target(
+            name: "HLSCacheTesting",
+            dependencies: [
+                "ByteRanges", "OriginClient", "SegmentCache",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "OriginCache",
             dependencies: [
@@ -96,13 +107,13 @@ let package = Package(
         ),
         .testTarget(
             name: "HLSCacheCLITests",
-            dependencies: ["hlscache"],
+            dependencies: ["HLSCacheTesting", "hlscache"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "OriginClientTests",
             dependencies: [
-                "ByteRanges", "OriginClient",
+                "ByteRanges", "HLSCacheTesting", "OriginClient",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -111,18 +122,19 @@ let package = Package(
         ),
         .testTarget(
             name: "OriginCacheTests",
-            dependencies: ["ByteRanges", "OriginCache", "SegmentCache"],
+            dependencies: ["ByteRanges", "HLSPlaylist", "OriginCache", "SegmentCache"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "SegmentCacheTests",
-            dependencies: ["ByteRanges", "SegmentCache"],
+            dependencies: ["ByteRanges", "HLSCacheTesting", "SegmentCache"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "HLSCacheServerTests",
             dependencies: [
-                "ByteRanges", "HLSCacheServer", "HLSPrefetch", "HLSPlaylist", "OriginClient", "hlscache",
+                "ByteRanges", "HLSCacheServer", "HLSCacheTesting", "HLSPlaylist", "OriginCache", "OriginClient",
+                "SegmentCache", "hlscache",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -131,12 +143,12 @@ let package = Package(
         ),
         .testTarget(
             name: "HLSPrefetchTests",
-            dependencies: ["ByteRanges", "HLSPrefetch", "HLSPlaylist"],
+            dependencies: ["ByteRanges", "HLSCacheTesting", "HLSPrefetch", "HLSPlaylist", "hlscache"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "HLSPlaylistTests",
-            dependencies: ["ByteRanges", "HLSPlaylist"],
+            dependencies: ["ByteRanges", "HLSCacheTesting", "HLSPlaylist"],
             swiftSettings: swiftSettings
         ),
     ]

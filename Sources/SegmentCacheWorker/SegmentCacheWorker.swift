@@ -1,4 +1,5 @@
 import Foundation
+import HLSCacheTesting
 import SegmentCache
 
 /// A second process on a cache directory, for SegmentCache's crash-safety and two-process tests.
@@ -72,40 +73,5 @@ struct SegmentCacheWorker {
             say("failed \(index) \(error)")
             return false
         }
-    }
-}
-
-/// A fake origin whose bodies are a function of their URL, so any process can check any entry.
-/// Keep in step with `PatternOrigin` in the SegmentCache tests.
-struct PatternOrigin: ObjectSource {
-    let chunkDelayMicroseconds: Int
-
-    /// The key of object `index`: its URL carries its size.
-    static func key(_ index: Int) -> CacheKey {
-        CacheKey(url: "https://origin.test/pattern/\(index)/\(20_000 + (index &* 7_919) % 300_000).ts")
-    }
-
-    /// The body of the object at `key`: a pattern that depends on the URL and the position.
-    static func body(of key: CacheKey) -> [UInt8] {
-        let parts = key.url.split(separator: "/")
-        let index = Int(parts[parts.count - 2]) ?? 0
-        let size = Int(parts[parts.count - 1].dropLast(3)) ?? 0
-        return (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ index &* 17 &+ $0 >> 9) }
-    }
-
-    func fetch(_ key: CacheKey) async throws -> SourceResponse {
-        let bytes = Self.body(of: key)
-        let delay = chunkDelayMicroseconds
-        let chunks = AsyncThrowingStream<[UInt8], any Error> { continuation in
-            let task = Task {
-                for start in stride(from: 0, to: bytes.count, by: 16_384) {
-                    if delay > 0 { try? await Task.sleep(for: .microseconds(delay)) }
-                    continuation.yield(Array(bytes[start..<min(start + 16_384, bytes.count)]))
-                }
-                continuation.finish()
-            }
-            continuation.onTermination = { _ in task.cancel() }
-        }
-        return SourceResponse(contentType: "video/mp2t", contentLength: Int64(bytes.count), body: SourceBody(chunks))
     }
 }

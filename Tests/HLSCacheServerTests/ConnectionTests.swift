@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import HLSCacheTesting
 import Testing
 
 /// Connections are closed when they idle or dawdle, refused politely past the cap, and the server never spins.

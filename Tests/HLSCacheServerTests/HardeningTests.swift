@@ -1,4 +1,5 @@
 import Foundation
+import HLSCacheTesting
 import HTTPTypes
 import Testing
 

@@ -1,4 +1,5 @@
 import Foundation
+import HLSCacheTesting
 import Testing
 
 /// Hits answered on the event loop: `sendfile` for entry files, shared buffers for the memory tier and rewritten

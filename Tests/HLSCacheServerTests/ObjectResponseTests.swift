@@ -1,4 +1,5 @@
 import Foundation
+import HLSCacheTesting
 import Testing
 
 /// Ranges, HEAD, headers, and hlscache's own pages.

@@ -1,4 +1,5 @@
 import Foundation
+import HLSCacheTesting
 import Testing
 
 /// Real streams played by ffmpeg through hlscache: the same packets as from the origin, and a second play

@@ -1,4 +1,5 @@
 import Foundation
+import HLSCacheTesting
 import Testing
 
 /// A small hostile playlist cannot make a huge answer, and a large allowed one costs bounded memory and one

@@ -1,4 +1,5 @@
 import Foundation
+import HLSCacheTesting
 import Testing
 
 /// The cache outlives the process: a clean SIGTERM, and a kill -9 in the middle of a fill.

@@ -1,4 +1,5 @@
 import Foundation
+import HLSCacheTesting
 import Testing
 
 /// Many players, one origin request per object.

@@ -1,3 +1,4 @@
+import HLSCacheTesting
 import Synchronization
 import Testing
 
@@ -8,7 +9,7 @@ import Testing
     @Test func aSlowReaderKeepsTheBufferBounded() async throws {
         let limit = 256 << 10
         let size = 8 << 20
-        try await TestOrigin.withRunning { origin in
+        try await StreamOrigin.withRunning { origin in
             let client = try makeClient { $0.maxBufferedBytesPerTransfer = limit }
             defer { client.shutdown() }
             let response = try await client.fetch(OriginRequest(url: origin.url("/bytes/\(size)")))
@@ -17,7 +18,7 @@ import Testing
             var peak = 0
             var chunks = 0
             for try await chunk in response.body {
-                for (index, byte) in chunk.enumerated() where byte != TestOrigin.patternByte(at: offset + index) {
+                for (index, byte) in chunk.enumerated() where byte != StreamOrigin.patternByte(at: offset + index) {
                     mismatches += 1
                 }
                 offset += chunk.count
@@ -64,7 +65,7 @@ import Testing
         let result = await reader.result
         #expect(throws: OriginError.self) { try result.get() }
         #expect(await sawClose.wait(timeout: .seconds(10)), "the origin should see the connection close")
-        #expect(await eventually { client.activeTransfers == 0 })
+        #expect(try await eventually { client.activeTransfers == 0 })
         #expect(client.bufferedBytes == 0)
     }
 
@@ -86,7 +87,7 @@ import Testing
             #expect(response.status == 200)
         }
         #expect(await sawClose.wait(timeout: .seconds(10)), "the origin should see the connection close")
-        #expect(await eventually { client.activeTransfers == 0 && client.bufferedBytes == 0 })
+        #expect(try await eventually { client.activeTransfers == 0 && client.bufferedBytes == 0 })
     }
 
     @Test func cancellingTheFetchBeforeTheHeadFreesTheTransfer() async throws {
@@ -103,12 +104,12 @@ import Testing
         let fetch = Task {
             try await client.fetch(OriginRequest(url: "\(origin.base)/seg.ts"))
         }
-        #expect(await eventually { origin.connectionCount == 1 })
+        #expect(try await eventually { origin.connectionCount == 1 })
         fetch.cancel()
         let result = await fetch.result
         let error = #expect(throws: OriginError.self) { try result.get() }
         #expect(error?.kind == .cancelled)
         #expect(await sawClose.wait(timeout: .seconds(10)))
-        #expect(await eventually { client.activeTransfers == 0 })
+        #expect(try await eventually { client.activeTransfers == 0 })
     }
 }

@@ -1,4 +1,5 @@
 import ByteRanges
+import HLSCacheTesting
 import Synchronization
 import Testing
 
@@ -8,7 +9,7 @@ import Testing
 @Suite(.timeLimit(.minutes(2))) struct FetchTests {
     @Test func hundredConcurrentFetchesOfTwoMebibytesArriveIntact() async throws {
         let size = 2 << 20
-        try await TestOrigin.withRunning { origin in
+        try await StreamOrigin.withRunning { origin in
             // 200 MB checked a byte at a time in a debug build, on a machine the rest of the suite loads too: the
             // first byte of the last fetches may wait longer than the default 15 s.
             let client = try makeClient { $0.timeouts.firstByte = .seconds(60) }
@@ -30,14 +31,14 @@ import Testing
                 }
                 #expect(fetches == 100)
             }
-            #expect(await eventually { client.activeTransfers == 0 })
+            #expect(try await eventually { client.activeTransfers == 0 })
             #expect(client.bufferedBytes == 0)
         }
     }
 
     @Test(arguments: [404, 500])
     func errorStatusesAreReportedWithTheirStatus(code: Int) async throws {
-        try await TestOrigin.withRunning { origin in
+        try await StreamOrigin.withRunning { origin in
             let client = try makeClient()
             defer { client.shutdown() }
             let url = origin.url("/status/\(code)")
@@ -49,26 +50,26 @@ import Testing
             #expect(error?.kind == .httpStatus)
             #expect(error?.status == code)
             #expect(error?.description == "origin returned \(code) for \(url)")
-            #expect(origin.log.count("/status/\(code)") == 1, "no retry on \(code)")
+            #expect(origin.count("/status/\(code)") == 1, "no retry on \(code)")
         }
     }
 
     @Test func aGetIsRetriedOnceOnServiceUnavailable() async throws {
-        try await TestOrigin.withRunning { origin in
+        try await StreamOrigin.withRunning { origin in
             let client = try makeClient()
             defer { client.shutdown() }
             let recovered = try await client.fetch(OriginRequest(url: origin.url("/flaky/a"))).checkStatus()
             #expect(try await recovered.body.collect(upTo: 1024) == Array("recovered".utf8))
-            #expect(origin.log.count("/flaky/a") == 2)
+            #expect(origin.count("/flaky/a") == 2)
 
             let unavailable = try await client.fetch(OriginRequest(url: origin.url("/status/503")))
             #expect(unavailable.status == 503)
-            #expect(origin.log.count("/status/503") == 2, "retried once, not more")
+            #expect(origin.count("/status/503") == 2, "retried once, not more")
         }
     }
 
     @Test func requestHeadersCarryUserAgentExtraHeadersAndRange() async throws {
-        try await TestOrigin.withRunning { origin in
+        try await StreamOrigin.withRunning { origin in
             let client = try makeClient { $0.extraHeaders = [("X-Token", "secret"), ("Referer", "https://app.test/")] }
             defer { client.shutdown() }
             let request = OriginRequest(
@@ -87,7 +88,7 @@ import Testing
     }
 
     @Test func gzipIsAcceptedAndDecodedWhenAsked() async throws {
-        try await TestOrigin.withRunning { origin in
+        try await StreamOrigin.withRunning { origin in
             let client = try makeClient()
             defer { client.shutdown() }
             let response = try await client.fetch(OriginRequest(url: origin.url("/gzip"), acceptEncoding: true))
@@ -97,8 +98,8 @@ import Testing
             #expect(response.header("Content-Type") == "application/vnd.apple.mpegurl")
 
             let raw = try await client.fetch(OriginRequest(url: origin.url("/gzip")))
-            #expect(try await raw.body.collect(upTo: 1024) == TestOrigin.gzipHello)
-            #expect(raw.contentLength == Int64(TestOrigin.gzipHello.count))
+            #expect(try await raw.body.collect(upTo: 1024) == StreamOrigin.gzipHello)
+            #expect(raw.contentLength == Int64(StreamOrigin.gzipHello.count))
         }
     }
 

@@ -1,3 +1,4 @@
+import HLSCacheTesting
 import Testing
 
 @testable import OriginClient
@@ -5,7 +6,7 @@ import Testing
 /// Redirects are followed by the client itself, every hop checked by the address policy.
 @Suite(.timeLimit(.minutes(1))) struct RedirectTests {
     @Test func aChainWithinTheLimitEndsWell() async throws {
-        try await TestOrigin.withRunning { origin in
+        try await StreamOrigin.withRunning { origin in
             let client = try makeClient()
             defer { client.shutdown() }
             let response = try await client.fetch(OriginRequest(url: origin.url("/chain/5")))
@@ -17,20 +18,20 @@ import Testing
     }
 
     @Test func aChainPastTheLimitFails() async throws {
-        try await TestOrigin.withRunning { origin in
+        try await StreamOrigin.withRunning { origin in
             let client = try makeClient()
             defer { client.shutdown() }
             let error = await #expect(throws: OriginError.self) {
                 _ = try await client.fetch(OriginRequest(url: origin.url("/chain/6")))
             }
             #expect(error?.kind == .tooManyRedirects)
-            #expect(origin.log.count("/chain/0") == 0)
-            #expect(origin.log.count("/chain/1") == 1)
+            #expect(origin.count("/chain/0") == 0)
+            #expect(origin.count("/chain/1") == 1)
         }
     }
 
     @Test func aLoopIsDetected() async throws {
-        try await TestOrigin.withRunning { origin in
+        try await StreamOrigin.withRunning { origin in
             let client = try makeClient()
             defer { client.shutdown() }
             let error = await #expect(throws: OriginError.self) {
@@ -49,7 +50,7 @@ import Testing
             connection.send("HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nleaked")
         }
         defer { target.stop() }
-        try await TestOrigin.withRunning { origin in
+        try await StreamOrigin.withRunning { origin in
             let client = try makeClient(allowedHosts: ["127.0.0.1", "*"])
             defer { client.shutdown() }
             let error = await #expect(throws: OriginError.self) {
@@ -63,7 +64,7 @@ import Testing
 
     @Test(arguments: ["/to-metadata", "/to-file"])
     func aRedirectToARefusedTargetFails(path: String) async throws {
-        try await TestOrigin.withRunning { origin in
+        try await StreamOrigin.withRunning { origin in
             let client = try makeClient(allowedHosts: ["127.0.0.1", "*"])
             defer { client.shutdown() }
             let error = await #expect(throws: OriginError.self) {
@@ -74,7 +75,7 @@ import Testing
     }
 
     @Test func aRedirectToAnUnlistedHostIsRefused() async throws {
-        try await TestOrigin.withRunning { origin in
+        try await StreamOrigin.withRunning { origin in
             let client = try makeClient(allowedHosts: ["127.0.0.1"])
             defer { client.shutdown() }
             let error = await #expect(throws: OriginError.self) {
@@ -86,8 +87,8 @@ import Testing
     }
 
     @Test func credentialsAreNotSentToAnotherOrigin() async throws {
-        try await TestOrigin.withRunning { first in
-            try await TestOrigin.withRunning { second in
+        try await StreamOrigin.withRunning { first in
+            try await StreamOrigin.withRunning { second in
                 let client = try makeClient {
                     $0.extraHeaders = [("Authorization", "Bearer t"), ("Cookie", "c=1"), ("X-Token", "kept")]
                 }

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import HLSCacheTesting
 import Testing
 
 @testable import SegmentCache

@@ -1,4 +1,5 @@
 import Foundation
+import HLSCacheTesting
 import SegmentCache
 import Testing
 

@@ -1,4 +1,5 @@
 import Foundation
+import HLSCacheTesting
 import SegmentCache
 import Synchronization
 import Testing

@@ -1,5 +1,6 @@
 import ByteRanges
 import Foundation
+import HLSCacheTesting
 import HTTPTypes
 import Logging
 import SegmentCache

@@ -1,3 +1,4 @@
+import HLSCacheTesting
 import OriginClient
 
 /// A client that may reach the test origins: `127.0.0.1` is listed exactly, so its loopback address is allowed.
@@ -10,13 +11,13 @@ func makeClient(
     return try OriginClient(configuration: configuration)
 }
 
-/// Reads a whole body, checking each byte against ``TestOrigin/patternByte(at:)``; returns the byte count.
+/// Reads a whole body, checking each byte against ``StreamOrigin/patternByte(at:)``; returns the byte count.
 func readPattern(_ body: OriginBody) async throws -> (count: Int, mismatches: Int) {
     var offset = 0
     var mismatches = 0
     for try await chunk in body {
         for byte in chunk {
-            if byte != TestOrigin.patternByte(at: offset) { mismatches += 1 }
+            if byte != StreamOrigin.patternByte(at: offset) { mismatches += 1 }
             offset += 1
         }
         // A byte at a time is slow in a debug build: let the in-process origin (on the same two pool threads) run.

@@ -1,5 +1,6 @@
 import ByteRanges
 import Foundation
+import HLSCacheTesting
 import SegmentCache
 import Synchronization
 

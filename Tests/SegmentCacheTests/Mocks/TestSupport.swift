@@ -10,19 +10,6 @@ extension CacheBody {
     }
 }
 
-/// Waits until `condition` holds, polling; fails the wait after `timeout`.
-func eventually(
-    timeout: Duration = .seconds(10),
-    _ condition: () -> Bool
-) async throws -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while !condition() {
-        if ContinuousClock.now > deadline { return false }
-        try await Task.sleep(for: .milliseconds(2))
-    }
-    return true
-}
-
 /// Whether reading `body` throws rather than ending.
 func bodyFails(_ body: CacheBody) async -> Bool {
     do {

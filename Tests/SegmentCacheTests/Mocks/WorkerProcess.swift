@@ -1,11 +1,10 @@
 import Foundation
 import Glibc
-import Synchronization
+import HLSCacheTesting
 
 /// The `SegmentCacheWorker` executable run as a second process on a cache directory.
 final class WorkerProcess: Sendable {
-    private let process: Process
-    private let output = LineBuffer()
+    private let child: ChildProcess
 
     /// Where the worker binary is: `SEGMENT_CACHE_WORKER`, else next to the test binary (SwiftPM's build directory).
     static var executable: String? {
@@ -24,48 +23,32 @@ final class WorkerProcess: Sendable {
         guard let executable = Self.executable else {
             throw WorkerMissing()
         }
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = [directory, "\(first)", "\(count)", "\(concurrency)", "\(chunkDelayMicroseconds)"]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        let output = self.output
-        pipe.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            guard !data.isEmpty else { return }
-            let text = String(decoding: data, as: UTF8.self)
-            output.lines.withLock { $0 += text.split(separator: "\n").map(String.init) }
-        }
-        try process.run()
+        child = try ChildProcess(
+            executable, [directory, "\(first)", "\(count)", "\(concurrency)", "\(chunkDelayMicroseconds)"])
     }
 
-    deinit {
-        // A test that failed before killing or waiting must not leave the worker writing into a removed directory.
-        if process.isRunning { kill() }
-    }
+    private var lines: [Substring] { child.output.split(separator: "\n") }
 
     /// How many bodies the worker has read whole and checked.
-    var completed: Int { output.lines.withLock { $0.filter { $0.hasPrefix("complete ") }.count } }
+    var completed: Int { lines.filter { $0.hasPrefix("complete ") }.count }
 
     /// The keys whose fetch the worker has started.
-    var started: [Int] {
-        output.lines.withLock { $0.compactMap { $0.hasPrefix("start ") ? Int($0.dropFirst(6)) : nil } }
-    }
+    var started: [Int] { lines.compactMap { $0.hasPrefix("start ") ? Int($0.dropFirst(6)) : nil } }
 
     /// Lines reporting a wrong or failed body.
-    var problems: [String] { output.lines.withLock { $0.filter { $0.hasPrefix("wrong ") || $0.hasPrefix("failed ") } } }
+    var problems: [String] { lines.filter { $0.hasPrefix("wrong ") || $0.hasPrefix("failed ") }.map(String.init) }
 
     /// Kills the worker with SIGKILL, mid-whatever, and waits for it.
     func kill() {
-        guard process.isRunning else { return }
-        Glibc.kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        guard child.isRunning else { return }
+        child.send(SIGKILL)
+        child.process.waitUntilExit()
     }
 
     /// Waits for the worker to exit and returns its status.
     func wait() async -> Int32 {
-        while process.isRunning { try? await Task.sleep(for: .milliseconds(10)) }
-        return process.terminationStatus
+        while child.isRunning { try? await Task.sleep(for: .milliseconds(10)) }
+        return child.process.terminationStatus
     }
 }
 
@@ -74,9 +57,4 @@ struct WorkerMissing: Error, CustomStringConvertible {
     var description: String {
         "SegmentCacheWorker not found next to the test binary; build it (swift build --product SegmentCacheWorker) or set SEGMENT_CACHE_WORKER"
     }
-}
-
-/// The worker's output lines, shared with the pipe's reading handler.
-private final class LineBuffer: Sendable {
-    let lines = Mutex<[String]>([])
 }

@@ -4,14 +4,16 @@ import Hummingbird
 import NIOCore
 import Synchronization
 
-/// The origin of the server tests: a Hummingbird 2 application on 127.0.0.1 that serves `Fixtures/streams`,
-/// honours single `Range` requests, counts every request by path, and misbehaves on the paths it is told to.
+/// The origin of the tests: a Hummingbird 2 application on 127.0.0.1 that serves `Fixtures/streams`, honours
+/// single `Range` requests, counts every request by path, and misbehaves on the paths it is told to.
 ///
 /// `/live/index.m3u8` is a live playlist over `live-source/`: a window of four 2-second segments that advances
-/// every 2 s from when the origin started (`/live/seg<N>.ts` is `live-source/seg<N mod 20>.ts`).
-final class StreamOrigin: Sendable {
+/// every 2 s from when the origin started (`/live/seg<N>.ts` is `live-source/seg<N mod 20>.ts`). `/large/<N>.ts` is
+/// N bytes of ``pattern(count:)``. The routes the origin client's tests use (`/bytes`, `/status`, redirects…) are
+/// listed in ``route(_:seen:)``.
+public final class StreamOrigin: Sendable {
     /// How a path misbehaves.
-    enum Behavior: Sendable {
+    public enum Behavior: Sendable {
         /// Answer this status with a short body.
         case status(Int)
         /// Answer 200 with this body and content type.
@@ -31,34 +33,46 @@ final class StreamOrigin: Sendable {
     private let requests = Mutex<[String: Int]>([:])
     private let queries = Mutex<[String]>([])
     private let behaviors = Mutex<[String: Behavior]>([:])
-    let started = Date()
+    /// When the origin was made: the live playlist's clock.
+    public let started = Date()
     /// Seconds per live segment.
-    static let liveSegmentSeconds = 2.0
+    public static let liveSegmentSeconds = 2.0
 
     /// The port, once running.
-    private(set) nonisolated(unsafe) var port = 0
+    public private(set) nonisolated(unsafe) var port = 0
     private nonisolated(unsafe) var task: Task<Void, any Error>?
 
     /// `http://127.0.0.1:<port><path>`.
-    func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
+    public func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
 
     /// Requests received for `path` (query ignored).
-    func count(_ path: String) -> Int { requests.withLock { $0[path] ?? 0 } }
+    public func count(_ path: String) -> Int { requests.withLock { $0[path] ?? 0 } }
 
     /// Every request so far, by path.
-    var counts: [String: Int] { requests.withLock { $0 } }
+    public var counts: [String: Int] { requests.withLock { $0 } }
 
     /// Total requests received.
-    var total: Int { requests.withLock { $0.values.reduce(0, +) } }
+    public var total: Int { requests.withLock { $0.values.reduce(0, +) } }
 
     /// The full targets (with queries) received, in order.
-    var targets: [String] { queries.withLock { $0 } }
+    public var targets: [String] { queries.withLock { $0 } }
 
     /// Makes `path` misbehave.
-    func set(_ path: String, _ behavior: Behavior?) { behaviors.withLock { $0[path] = behavior } }
+    public func set(_ path: String, _ behavior: Behavior?) { behaviors.withLock { $0[path] = behavior } }
+
+    /// An origin not yet started.
+    public init() {}
+
+    /// Runs `body` with a started origin, and stops it afterwards.
+    public static func withRunning<T: Sendable>(_ body: (StreamOrigin) async throws -> T) async throws -> T {
+        let origin = StreamOrigin()
+        try await origin.start()
+        defer { origin.stop() }
+        return try await body(origin)
+    }
 
     /// Starts the origin and waits for its port.
-    func start() async throws {
+    public func start() async throws {
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let responder = CallbackResponder<BasicRequestContext> { [self] request, _ in
             try await self.respond(request)
@@ -77,7 +91,7 @@ final class StreamOrigin: Sendable {
     }
 
     /// Stops the origin.
-    func stop() {
+    public func stop() {
         task?.cancel()
     }
 
@@ -116,6 +130,7 @@ final class StreamOrigin: Sendable {
         case .thenStatus?, nil:
             break
         }
+        if let routed = route(request, seen: seen) { return routed }
         if path == "/live/index.m3u8" { return livePlaylist() }
         guard let bytes = file(for: path) else {
             return Response(status: .notFound, body: .init(byteBuffer: ByteBuffer(string: "no such file\n")))
@@ -132,7 +147,7 @@ final class StreamOrigin: Sendable {
 
     /// The fixture file for a path; `/live/seg<N>.ts` maps onto the 20 live-source segments, and
     /// `/large/<N>.ts` is N bytes of a fixed pattern (no two neighbouring 4 KiB blocks alike).
-    func file(for path: String) -> [UInt8]? {
+    public func file(for path: String) -> [UInt8]? {
         if path.hasPrefix("/large/"), let count = Int(path.dropFirst(7).prefix { $0.isNumber }) {
             return Self.pattern(count: count)
         }
@@ -147,7 +162,7 @@ final class StreamOrigin: Sendable {
     }
 
     /// The newest live segment's number now.
-    var liveEdge: Int { Int(Date().timeIntervalSince(started) / Self.liveSegmentSeconds) + 3 }
+    public var liveEdge: Int { Int(Date().timeIntervalSince(started) / Self.liveSegmentSeconds) + 3 }
 
     private func livePlaylist() -> Response {
         let newest = liveEdge
@@ -162,7 +177,7 @@ final class StreamOrigin: Sendable {
     /// `count` bytes whose every 4 KiB block differs from its neighbours, so a misplaced block shows: byte `i` is
     /// `31 i + 7 (i >> 12)` modulo 256. Assembled from its 256 distinct blocks, so that even a debug build makes
     /// 32 MiB in a few milliseconds (the tests share two pool threads with the in-process origins).
-    static func pattern(count: Int) -> [UInt8] {
+    public static func pattern(count: Int) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(count)
         var block = 0
@@ -178,14 +193,16 @@ final class StreamOrigin: Sendable {
         (0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ block &* 7) }
     }
 
-    static func contentType(_ path: String) -> String {
+    /// The `Content-Type` of a fixture, by extension.
+    public static func contentType(_ path: String) -> String {
         if path.hasSuffix(".m3u8") { return "application/vnd.apple.mpegurl" }
         if path.hasSuffix(".ts") { return "video/mp2t" }
         if path.hasSuffix(".m4s") || path.hasSuffix(".mp4") { return "video/mp4" }
         return "application/octet-stream"
     }
 
-    static func parse(range: String, length: Int) -> (Int, Int)? {
+    /// The first and last byte of a single `Range` within `length` bytes; `nil` when it is not one.
+    public static func parse(range: String, length: Int) -> (Int, Int)? {
         guard range.hasPrefix("bytes="), !range.contains(",") else { return nil }
         let parts = range.dropFirst(6).split(separator: "-", omittingEmptySubsequences: false)
         guard parts.count == 2 else { return nil }

@@ -2,19 +2,25 @@ import Foundation
 import SegmentCache
 import Synchronization
 
-/// A fake origin whose bodies are a function of their URL, so any process can check any entry.
-/// Keep in step with `PatternOrigin` in `Sources/SegmentCacheWorker`.
-struct PatternOrigin: ObjectSource {
-    var chunkDelayMicroseconds = 0
+/// A fake origin whose bodies are a function of their URL, so any process can check any entry: the cache tests
+/// and the `SegmentCacheWorker` processes they start.
+public struct PatternOrigin: ObjectSource {
+    /// A pause before each 16 KiB chunk.
+    public var chunkDelayMicroseconds = 0
+
+    /// An origin pausing `chunkDelayMicroseconds` before each chunk.
+    public init(chunkDelayMicroseconds: Int = 0) {
+        self.chunkDelayMicroseconds = chunkDelayMicroseconds
+    }
 
     /// The key of object `index`: its URL carries its size.
-    static func key(_ index: Int) -> CacheKey {
+    public static func key(_ index: Int) -> CacheKey {
         CacheKey(url: "https://origin.test/pattern/\(index)/\(20_000 + (index &* 7_919) % 300_000).ts")
     }
 
     /// The body of the object at `key` (the whole object: ranges are sliced by the caller); memoized, as
     /// debug builds are slow to make them and the process tests check hundreds.
-    static func body(of key: CacheKey) -> [UInt8] {
+    public static func body(of key: CacheKey) -> [UInt8] {
         if let body = bodies.withLock({ $0[key.url] }) { return body }
         let parts = key.url.split(separator: "/")
         guard parts.count >= 2, let index = Int(parts[parts.count - 2]),
@@ -27,7 +33,8 @@ struct PatternOrigin: ObjectSource {
 
     private static let bodies = Mutex<[String: [UInt8]]>([:])
 
-    func fetch(_ key: CacheKey) async throws -> SourceResponse {
+    /// The object at `key`, in 16 KiB chunks.
+    public func fetch(_ key: CacheKey) async throws -> SourceResponse {
         let bytes = Self.body(of: key)
         let delay = chunkDelayMicroseconds
         let chunks = AsyncThrowingStream<[UInt8], any Error> { continuation in
@@ -41,12 +48,5 @@ struct PatternOrigin: ObjectSource {
             continuation.onTermination = { _ in task.cancel() }
         }
         return SourceResponse(contentType: "video/mp2t", contentLength: Int64(bytes.count), body: SourceBody(chunks))
-    }
-}
-
-/// An origin that is down: every fetch fails. For checking what a cache serves by itself.
-struct DeadOrigin: ObjectSource {
-    func fetch(_ key: CacheKey) async throws -> SourceResponse {
-        throw FakeOriginError(url: key.url)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HLSCacheTesting
 import Testing
 
 /// `hlscache prefetch` against the test origin: into a cache directory a server then plays from with the origin

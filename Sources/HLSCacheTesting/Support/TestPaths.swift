@@ -1,9 +1,9 @@
 import Foundation
 
 /// Locations of the repository's fixtures and of the shared playlist corpus.
-enum TestPaths {
+public enum TestPaths {
     /// The package root, found from this file's path.
-    static let packageRoot: URL = {
+    public static let packageRoot: URL = {
         var url = URL(fileURLWithPath: #filePath)
         while url.path != "/" {
             url.deleteLastPathComponent()
@@ -13,10 +13,13 @@ enum TestPaths {
     }()
 
     /// `Fixtures/` in the package.
-    static var fixtures: URL { packageRoot.appendingPathComponent("Fixtures") }
+    public static var fixtures: URL { packageRoot.appendingPathComponent("Fixtures") }
+
+    /// `Fixtures/streams`: the streams ``StreamOrigin`` serves.
+    public static var streams: URL { fixtures.appendingPathComponent("streams") }
 
     /// `../shared/corpus` beside the project root, or `HLSCACHE_CORPUS`.
-    static var corpus: URL? {
+    public static var corpus: URL? {
         var candidates: [String] = []
         if let explicit = ProcessInfo.processInfo.environment["HLSCACHE_CORPUS"] { candidates.append(explicit) }
         candidates.append(packageRoot.deletingLastPathComponent().appendingPathComponent("shared/corpus").path)
@@ -26,7 +29,7 @@ enum TestPaths {
     }
 
     /// Every `.m3u8` file of the corpus, sorted.
-    static func corpusFiles() throws -> [URL] {
+    public static func corpusFiles() throws -> [URL] {
         guard let corpus else { return [] }
         let enumerator = FileManager.default.enumerator(at: corpus, includingPropertiesForKeys: nil)
         var files: [URL] = []

@@ -1,0 +1,32 @@
+import Foundation
+
+/// `hlscache prefetch` run as a user runs it: the built binary, its exit status, standard output and error.
+public enum PrefetchProcess {
+    /// Runs `hlscache prefetch ARGUMENTS` to its end, off the concurrency pool.
+    public static func run(_ arguments: [String]) async throws -> ChildProcess.Result {
+        try await ChildProcess.run(ServerProcess.binary.path, ["prefetch"] + arguments)
+    }
+
+    /// Runs it and kills it with SIGKILL as soon as `killWhen` returns true (checked every 10 ms).
+    public static func run(
+        _ arguments: [String], killWhen: @escaping @Sendable () -> Bool
+    ) async throws -> ChildProcess.Result {
+        try await ChildProcess.run(ServerProcess.binary.path, ["prefetch"] + arguments, killWhen: killWhen)
+    }
+}
+
+/// Runs ffmpeg, the player of the acceptance tests.
+public enum FFmpeg {
+    /// `ffmpeg -i URL -map 0 -c copy -f framemd5 -`: one line per packet with its checksum.
+    public static func framemd5(_ url: String, extraArguments: [String] = []) async throws -> ChildProcess.Result {
+        try await run(
+            ["-nostdin", "-v", "error"] + extraArguments + [
+                "-i", url, "-map", "0", "-c", "copy", "-f", "framemd5", "-",
+            ])
+    }
+
+    /// Runs ffmpeg with `arguments`.
+    public static func run(_ arguments: [String]) async throws -> ChildProcess.Result {
+        try await ChildProcess.run("/usr/bin/ffmpeg", arguments)
+    }
+}

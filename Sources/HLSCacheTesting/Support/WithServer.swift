@@ -1,0 +1,26 @@
+/// Runs `body` with a started ``StreamOrigin`` and an `hlscache serve` process allowed to reach it
+/// (`--allow-host 127.0.0.1`), then stops both, the server with SIGTERM, whether `body` returned or threw.
+/// - Parameters:
+///   - arguments: more `serve` arguments.
+///   - environment: extra environment variables (`HLSCACHE_*`).
+///   - openFileLimit: a `ulimit -n` to start the server under, if any.
+///   - body: the test, with the server and the origin.
+/// - Returns: what `body` returns.
+public func withServer<T: Sendable>(
+    arguments: [String] = [], environment: [String: String] = [:], openFileLimit: Int? = nil,
+    _ body: (ServerProcess, StreamOrigin) async throws -> T
+) async throws -> T {
+    try await StreamOrigin.withRunning { origin in
+        let server = try await ServerProcess.start(
+            arguments: ["--allow-host", "127.0.0.1"] + arguments, environment: environment,
+            openFileLimit: openFileLimit)
+        do {
+            let result = try await body(server, origin)
+            await server.stop()
+            return result
+        } catch {
+            await server.stop()
+            throw error
+        }
+    }
+}
