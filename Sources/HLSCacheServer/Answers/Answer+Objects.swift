@@ -86,7 +86,7 @@ extension Answer {
 
     /// The whole body of a hit from the in-memory tier, read into it first when it is small enough.
     private static func hotBuffer(_ response: CacheResponse, components: ServerComponents) -> ByteBuffer? {
-        let hot = components.hotObjects
+        let hot = components.memory.hotObjects
         let metadata = response.metadata
         if let buffer = hot.buffer(for: metadata) { return buffer }
         guard let length = metadata.contentLength, hot.admits(length),

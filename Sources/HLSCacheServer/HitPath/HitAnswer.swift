@@ -31,7 +31,8 @@ extension Answer {
         let found = components.cache.publishedResponse(for: key) { metadata in
             guard (200..<300).contains(metadata.status), metadata.contentLength != nil else { return false }
             if metadata.objectKind == .hlsPlaylist {
-                guard let rendered = components.playlists.rendering(of: key, fetchedAt: metadata.fetchedAt) else {
+                guard let rendered = components.memory.playlists.rendering(of: key, fetchedAt: metadata.fetchedAt)
+                else {
                     return false
                 }
                 if case .file = rendered.body, !canSendFile, !isHead { return false }
@@ -45,7 +46,7 @@ extension Answer {
         }
         guard let response = found, let plan else { return nil }
         let record = AccessRecord(
-            method: request.method.rawValue, path: target, id: components.nextRequestID(), start: start,
+            method: request.method.rawValue, path: target, id: components.observability.nextRequestID(), start: start,
             originURL: key.url)
         let answer: Answer?
         switch plan {

@@ -9,12 +9,12 @@ enum StatusPage {
         let statistics = components.cache.statistics
         let lookups = statistics.hits + statistics.misses
         let hitRatio = lookups == 0 ? "–" : String(format: "%.1f %%", Double(statistics.hits) * 100 / Double(lookups))
-        let uptime = Int(Date().timeIntervalSince(components.startedAt))
+        let uptime = Int(Date().timeIntervalSince(components.observability.startedAt))
         let served = components.metrics.servedBytesTotal
         let origin = statistics.originBytes
         let saved = served > origin ? served - origin : 0
         var rows = ""
-        for row in components.activity.busiest() {
+        for row in components.observability.activity.busiest() {
             let stream = escape(SecretRedaction.redact(row.stream))
             rows += "<tr><td>\(stream)</td><td>\(row.requests)</td><td>\(bytes(row.bytes))</td></tr>\n"
         }

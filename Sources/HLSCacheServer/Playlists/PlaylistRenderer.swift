@@ -12,7 +12,7 @@ struct PlaylistRenderer {
 
     /// The rendering of a fresh (hit or just fetched) playlist: the one kept for its origin version, or a new one.
     func rendering(key: CacheKey, response: CacheResponse) async throws -> RenderedPlaylist {
-        if let rendered = components.playlists.rendering(of: key, fetchedAt: response.metadata.fetchedAt) {
+        if let rendered = components.memory.playlists.rendering(of: key, fetchedAt: response.metadata.fetchedAt) {
             return rendered
         }
         var bytes: [UInt8] = []
@@ -20,7 +20,7 @@ struct PlaylistRenderer {
         for try await chunk in response.body { bytes.append(contentsOf: chunk) }
         let rendered = try render(key: key, bytes: bytes)
         if response.isStored {
-            components.playlists.keep(rendered, of: key, fetchedAt: response.metadata.fetchedAt)
+            components.memory.playlists.keep(rendered, of: key, fetchedAt: response.metadata.fetchedAt)
         }
         return rendered
     }
@@ -51,7 +51,7 @@ struct PlaylistRenderer {
         }
         let body: RenderedBody
         do throws(PlaylistError) {
-            let playlists = components.playlists
+            let playlists = components.memory.playlists
             body = try playlist.withRewritten(playlistURL: key.url, mapping: mapping) { playlists.body(for: $0) }
         } catch {
             throw InvalidPlaylistError(url: key.url, error: error)

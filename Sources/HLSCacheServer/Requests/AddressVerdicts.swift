@@ -14,10 +14,17 @@ final class AddressVerdicts: Sendable {
         var reason: String
     }
 
+    /// The policy, built once (its host patterns are parsed at creation).
+    let policy: AddressPolicy
     private let known = Mutex(ClockMap<String, Refusal?>(capacity: 4096))
 
+    /// Verdicts of `policy`.
+    init(policy: AddressPolicy) {
+        self.policy = policy
+    }
+
     /// Why `url` is refused, or `nil` when the policy lets it through.
-    func refusal(for url: String, policy: AddressPolicy) -> Refusal? {
+    func refusal(for url: String) -> Refusal? {
         guard let schemeEnd = ByteSearch.offset(of: "://", in: url) else {
             return Refusal(status: .badRequest, reason: "cannot read a host in \(url)")
         }

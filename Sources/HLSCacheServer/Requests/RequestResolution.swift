@@ -67,7 +67,7 @@ enum RequestResolution {
             self = .refused(.badRequest, "credentials in an origin URL are refused: remove user:password@")
             return
         }
-        if let refusal = components.addressVerdicts.refusal(for: url, policy: components.addressPolicy) {
+        if let refusal = components.addresses.refusal(for: url) {
             self = .refused(refusal.status, refusal.reason)
             return
         }

@@ -17,7 +17,8 @@ struct ProxyResponder: HTTPResponder {
 
     func respond(to request: Request, context: Context) async throws -> Response {
         let record = AccessRecord(
-            method: request.method.rawValue, path: request.head.path ?? "", id: components.nextRequestID(),
+            method: request.method.rawValue, path: request.head.path ?? "",
+            id: components.observability.nextRequestID(),
             start: .now)
         return await answer(request, record: record).response(components: components)
     }

@@ -1,62 +1,46 @@
-import Foundation
-import HLSPlaylist
 import Logging
 import OriginCache
-import OriginClient
 import SegmentCache
 import Synchronization
 
-/// The parts every request handler shares: configuration, cache, origin clients, metrics and bookkeeping.
+/// The server's parts, each with one job, built once from the configuration and shared by both answer paths.
 final class ServerComponents: Sendable {
+    /// The configuration the parts were built from.
     let configuration: ServerConfiguration
-    /// The configuration's address policy, built once (its host patterns are parsed at creation).
-    let addressPolicy: AddressPolicy
-    /// The cache and the origin clients that fill it.
+    /// The fill policy: the disk cache and the origin clients that fill it.
     let origin: CachedOrigin
-    let cache: SegmentCache
-    let client: OriginClient
-    let blockingClient: OriginClient
-    let metrics: ServerMetrics
-    let activity = StreamActivity()
+    /// What the address policy says of each origin (memoized).
+    let addresses: AddressVerdicts
+    /// Rewritten playlists and small hot objects in memory.
+    let memory: MemoryTiers
+    /// Which playlist each segment belongs to, and which segments follow it.
     let segmentIndex = SegmentIndex()
+    /// The read-ahead queue (none with `--prefetch-count 0`).
     let readAhead: ReadAhead?
-    let playlists: RenderedPlaylists
-    /// The in-memory tier for small hot objects.
-    let hotObjects: HotObjects
-    let logger: Logger
-    let startedAt = Date()
+    /// Logs, metrics, stream activity and request ids.
+    let observability: Observability
+    /// Set on SIGTERM: `/healthz` answers 503 while answers in flight finish.
     let draining = Atomic<Bool>(false)
-    /// The address policy's answers by `scheme://authority` (bounded).
-    let addressVerdicts = AddressVerdicts()
-    private let requestCounter = Atomic<Int>(0)
-    private let requestPrefix = String(UInt32.random(in: 0...UInt32.max), radix: 16)
+
+    /// The disk cache.
+    var cache: SegmentCache { origin.cache }
+    /// The server's logger.
+    var logger: Logger { observability.logger }
+    /// The Prometheus metrics.
+    var metrics: ServerMetrics { observability.metrics }
 
     init(configuration: ServerConfiguration, logger: Logger) throws {
         self.configuration = configuration
-        self.addressPolicy = configuration.addressPolicy
-        self.logger = logger
+        let policy = configuration.addressPolicy
+        addresses = AddressVerdicts(policy: policy)
         let metrics = ServerMetrics()
-        self.metrics = metrics
+        observability = Observability(logger: logger, metrics: metrics)
         var originCache = configuration.originCache
-        originCache.addressPolicy = addressPolicy
+        originCache.addressPolicy = policy
         origin = try CachedOrigin(configuration: originCache, metrics: metrics, logger: logger)
-        cache = origin.cache
-        client = origin.client
-        blockingClient = origin.blockingClient
         readAhead =
             configuration.prefetchCount > 0
-            ? ReadAhead(cache: cache, concurrency: configuration.prefetchConcurrency, logger: logger) : nil
-        // The memory budget: a quarter for rewritten playlists, the rest for small hot objects.
-        // Renderings too large for memory: a sixteenth of the cache's bound on disk, from 64 MiB to 1 GiB.
-        let fileBytes = Int(clamping: min(max(configuration.maxCacheBytes / 16, 64 << 20), 1 << 30))
-        playlists = RenderedPlaylists(
-            maxBytes: configuration.memoryCacheBytes / 4, maxFileBytes: fileBytes,
-            cacheDirectory: configuration.cacheDirectory)
-        hotObjects = HotObjects(maxBytes: configuration.memoryCacheBytes - configuration.memoryCacheBytes / 4)
-    }
-
-    /// A new request id: this process's random prefix and a counter.
-    func nextRequestID() -> String {
-        "\(requestPrefix)-\(requestCounter.add(1, ordering: .relaxed).newValue)"
+            ? ReadAhead(cache: origin.cache, concurrency: configuration.prefetchConcurrency, logger: logger) : nil
+        memory = MemoryTiers(configuration: configuration)
     }
 }

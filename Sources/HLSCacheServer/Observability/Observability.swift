@@ -1,0 +1,28 @@
+import Foundation
+import Logging
+import Synchronization
+
+/// What the server says about itself: the log, the metrics, the busiest streams, its start time and the ids that
+/// tie a response to its access-log line.
+final class Observability: Sendable {
+    /// The server's logger.
+    let logger: Logger
+    /// The Prometheus metrics.
+    let metrics: ServerMetrics
+    /// Bytes served per stream, for the status page.
+    let activity = StreamActivity()
+    /// When the server started.
+    let startedAt = Date()
+    private let requestCounter = Atomic<Int>(0)
+    private let requestPrefix = String(UInt32.random(in: 0...UInt32.max), radix: 16)
+
+    init(logger: Logger, metrics: ServerMetrics) {
+        self.logger = logger
+        self.metrics = metrics
+    }
+
+    /// A new request id: this process's random prefix and a counter.
+    func nextRequestID() -> String {
+        "\(requestPrefix)-\(requestCounter.add(1, ordering: .relaxed).newValue)"
+    }
+}
