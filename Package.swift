@@ -14,6 +14,7 @@ let package = Package(
         .executable(name: "hlscache", targets: ["hlscache"]),
         .library(name: "ByteRanges", targets: ["ByteRanges"]),
         .library(name: "HLSPlaylist", targets: ["HLSPlaylist"]),
+        .library(name: "DASHManifest", targets: ["DASHManifest"]),
         .library(name: "OriginClient", targets: ["OriginClient"]),
         .library(name: "SegmentCache", targets: ["SegmentCache"]),
         .library(name: "OriginCache", targets: ["OriginCache"]),
@@ -40,6 +41,12 @@ let package = Package(
             providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]
         ),
         .target(name: "OriginClient", dependencies: ["ByteRanges", "CCurl"], swiftSettings: swiftSettings),
+        .systemLibrary(
+            name: "CLibXML2",
+            pkgConfig: "libxml-2.0",
+            providers: [.apt(["libxml2-dev"]), .brew(["libxml2"])]
+        ),
+        .target(name: "DASHManifest", dependencies: ["CLibXML2", "HLSPlaylist"], swiftSettings: swiftSettings),
         .target(name: "SegmentCache", dependencies: ["ByteRanges"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "SegmentCacheWorker", dependencies: ["HLSCacheTesting", "SegmentCache"], swiftSettings: swiftSettings),
@@ -56,7 +63,7 @@ let package = Package(
         .target(
             name: "OriginCache",
             dependencies: [
-                "ByteRanges", "HLSPlaylist", "OriginClient", "SegmentCache",
+                "ByteRanges", "DASHManifest", "HLSPlaylist", "OriginClient", "SegmentCache",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -64,7 +71,7 @@ let package = Package(
         .target(
             name: "HLSCacheServer",
             dependencies: [
-                "ByteRanges", "HLSPlaylist", "OriginClient", "SegmentCache", "OriginCache",
+                "ByteRanges", "DASHManifest", "HLSPlaylist", "OriginClient", "SegmentCache", "OriginCache",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -144,6 +151,11 @@ let package = Package(
         .testTarget(
             name: "HLSPrefetchTests",
             dependencies: ["ByteRanges", "HLSCacheTesting", "HLSPrefetch", "HLSPlaylist", "hlscache"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "DASHManifestTests",
+            dependencies: ["DASHManifest", "HLSCacheTesting", "HLSPlaylist"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -4,10 +4,7 @@ import OriginCache
 import SegmentCache
 
 extension Answer {
-    /// The `Content-Type` playlists are served with.
-    static let playlistContentType = ObjectKind.hlsPlaylist.contentType!
-
-    /// The answer for a rewritten playlist, and the read-ahead of a live playlist's newest segments.
+    /// The answer for a rewritten manifest (an HLS playlist or a DASH MPD), and the read-ahead of a live playlist's newest segments.
     /// - Parameters:
     ///   - rendered: the rewritten playlist.
     ///   - metadata: the entry's metadata (its expiry and `Last-Modified`).
@@ -39,7 +36,7 @@ extension Answer {
             readAhead.enqueue(rendered.newestSegments)
         }
         var headers = HTTPFields()
-        headers[.contentType] = playlistContentType
+        headers[.contentType] = rendered.contentType
         headers[.cacheControl] = playlistCacheControl(rendered, metadata: metadata)
         if let lastModified = metadata.lastModified { headers[.lastModified] = lastModified }
         return Answer(
@@ -50,8 +47,7 @@ extension Answer {
     /// remains of their freshness, at most a minute for multivariant playlists.
     private static func playlistCacheControl(_ rendered: RenderedPlaylist, metadata: EntryMetadata) -> String {
         if rendered.isLive {
-            let seconds = PlaylistFreshness.liveFreshSeconds(targetDuration: rendered.targetDuration)
-            return "public, max-age=\(max(1, Int(seconds)))"
+            return "public, max-age=\(max(1, Int(rendered.liveFreshSeconds)))"
         }
         let remaining =
             metadata.expiry.map { Int(min(max(0, $0.timeIntervalSinceNow), Double(CacheDirectives.maxDeltaSeconds))) }

@@ -8,7 +8,7 @@ import OriginClient
 ///
 /// | Failure | Status | Stale copy instead |
 /// |---|---|---|
-/// | invalid playlist | 502 | no |
+/// | invalid playlist or MPD | 502 | no |
 /// | the address policy refused the origin | 403 | no |
 /// | the request cannot be sent (bad URL) | 400 | no |
 /// | larger than `--max-object-size` | 502 | no |
@@ -29,6 +29,12 @@ struct FetchFailure: Sendable {
 
     /// The failure of fetching `url` with `error`.
     init(_ error: any Error, url: String) {
+        if let invalid = error as? InvalidMPDError {
+            self.init(
+                .badGateway, invalid.description, stale: nil,
+                log: (.warning, "invalid MPD", ["url": "\(invalid.url)", "error": "\(invalid.error)"]))
+            return
+        }
         if let invalid = error as? InvalidPlaylistError {
             self.init(
                 .badGateway, invalid.description, stale: nil,

@@ -30,7 +30,7 @@ extension Answer {
         var plan: Plan?
         let found = components.cache.publishedResponse(for: key) { metadata in
             guard (200..<300).contains(metadata.status), metadata.contentLength != nil else { return false }
-            if metadata.objectKind == .hlsPlaylist {
+            if metadata.objectKind.isManifest {
                 guard let rendered = components.memory.playlists.rendering(of: key, fetchedAt: metadata.fetchedAt)
                 else {
                     return false

@@ -4,17 +4,21 @@ import NIOCore
 import SegmentCache
 import Synchronization
 
-/// A playlist as served: rewritten bytes and what the server needs to know about it, computed once per
-/// origin version.
+/// A manifest as served (an HLS playlist or a DASH MPD): rewritten bytes and what the server needs to know about
+/// it, computed once per origin version.
 struct RenderedPlaylist: Sendable {
-    /// The rewritten playlist, shared by every response that sends it.
+    /// The rewritten manifest, shared by every response that sends it.
     var body: RenderedBody
-    /// Whether it is a live media playlist.
+    /// The `Content-Type` it is served with.
+    var contentType: String
+    /// Whether it is live (a live media playlist, a dynamic MPD): refreshed every ``liveFreshSeconds``.
     var isLive: Bool
     /// Whether it is a multivariant playlist.
     var isMultivariant: Bool
-    /// Its target duration, seconds.
-    var targetDuration: Int?
+    /// How long a live manifest stays fresh: half a target duration, or a dynamic MPD's update period.
+    var liveFreshSeconds: Double
+    /// How old an expired live manifest may be and still be served when the origin fails.
+    var liveStaleLimitSeconds: Double
     /// The keys of its newest segments, as many as live read-ahead fetches (media playlists).
     var newestSegments: [CacheKey]
 

@@ -7,7 +7,7 @@ enum RequestKind: String, Sendable, CaseIterable {
     /// The metrics kind of an object kind (stored with the entry, or guessed from the URL before a fetch).
     init(_ kind: ObjectKind) {
         switch kind {
-        case .hlsPlaylist: self = .playlist
+        case .hlsPlaylist, .dashManifest: self = .playlist
         case .media: self = .segment
         case .key: self = .key
         case .unknown, .other: self = .other

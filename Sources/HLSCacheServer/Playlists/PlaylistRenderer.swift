@@ -1,4 +1,5 @@
 import CoreMetrics
+import DASHManifest
 import Foundation
 import HLSPlaylist
 import NIOCore
@@ -18,7 +19,7 @@ struct PlaylistRenderer {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(Int(clamping: min(response.metadata.contentLength ?? 0, 64 << 20)))
         for try await chunk in response.body { bytes.append(contentsOf: chunk) }
-        let rendered = try render(key: key, bytes: bytes)
+        let rendered = try render(key: key, bytes: bytes, kind: response.metadata.objectKind)
         if response.isStored {
             components.memory.playlists.keep(rendered, of: key, fetchedAt: response.metadata.fetchedAt)
         }
@@ -31,18 +32,39 @@ struct PlaylistRenderer {
     func staleRendering(key: CacheKey, response: CacheResponse) -> (RenderedPlaylist, age: Double)? {
         // A stale entry is a published file: its body reads at once.
         guard let bytes = response.withFileRegion({ region in Self.read(region) }) ?? nil,
-            let rendered = try? render(key: key, bytes: bytes)
+            let rendered = try? render(key: key, bytes: bytes, kind: response.metadata.objectKind)
         else { return nil }
         let age = Date().timeIntervalSince(response.metadata.fetchedAt)
-        if rendered.isLive, age > PlaylistFreshness.liveStaleLimitSeconds(targetDuration: rendered.targetDuration) {
+        if rendered.isLive, age > rendered.liveStaleLimitSeconds {
             return nil
         }
         return (rendered, age)
     }
 
-    /// Parses and rewrites a playlist, and records its segments for read-ahead.
-    func render(key: CacheKey, bytes: [UInt8]) throws -> RenderedPlaylist {
+    /// Parses and rewrites a manifest of `kind` (an MPD, else an HLS playlist).
+    func render(key: CacheKey, bytes: [UInt8], kind: ObjectKind) throws -> RenderedPlaylist {
         components.metrics.playlistRenders.increment()
+        if kind == .dashManifest { return try renderMPD(key: key, bytes: bytes) }
+        return try renderPlaylist(key: key, bytes: bytes)
+    }
+
+    /// Rewrites an MPD: every URL a player fetches mapped like a playlist's URIs.
+    private func renderMPD(key: CacheKey, bytes: [UInt8]) throws -> RenderedPlaylist {
+        let rewritten: (bytes: [UInt8], mpd: MPD)
+        do throws(MPDError) {
+            rewritten = try MPDManifest.rewrite(bytes, url: key.url, mapping: mapping)
+        } catch {
+            throw InvalidMPDError(url: key.url, error: error)
+        }
+        let body = rewritten.bytes.withUnsafeBufferPointer { components.memory.playlists.body(for: $0) }
+        let period = PlaylistFreshness.dynamicFreshSeconds(minimumUpdatePeriod: rewritten.mpd.minimumUpdatePeriod)
+        return RenderedPlaylist(
+            body: body, contentType: MPDManifest.contentType, isLive: rewritten.mpd.type == .dynamic,
+            isMultivariant: false, liveFreshSeconds: period, liveStaleLimitSeconds: 3 * period, newestSegments: [])
+    }
+
+    /// Parses and rewrites an HLS playlist, and records its segments for read-ahead.
+    private func renderPlaylist(key: CacheKey, bytes: [UInt8]) throws -> RenderedPlaylist {
         let playlist: Playlist
         do throws(PlaylistError) {
             playlist = try Playlist(parsing: bytes)
@@ -66,8 +88,11 @@ struct PlaylistRenderer {
             newest = Array(segments.suffix(count))
         }
         return RenderedPlaylist(
-            body: body, isLive: playlist.isLive, isMultivariant: playlist.kind == .multivariant,
-            targetDuration: playlist.targetDuration, newestSegments: newest)
+            body: body, contentType: ObjectKind.hlsPlaylist.contentType!, isLive: playlist.isLive,
+            isMultivariant: playlist.kind == .multivariant,
+            liveFreshSeconds: PlaylistFreshness.liveFreshSeconds(targetDuration: playlist.targetDuration),
+            liveStaleLimitSeconds: PlaylistFreshness.liveStaleLimitSeconds(targetDuration: playlist.targetDuration),
+            newestSegments: newest)
     }
 
     /// Proxy URLs for every URI; in reverse mode, the origin's own URLs become plain paths on hlscache.

@@ -68,7 +68,7 @@ struct ProxyResponder: HTTPResponder {
                 FetchFailure(originStatus: response.metadata.status, url: resolved.url), resolved, record: record)
         }
         let result = result(of: response)
-        guard response.metadata.objectKind == .hlsPlaylist else {
+        guard response.metadata.objectKind.isManifest else {
             return .object(
                 response, requested: resolved.requested, result: result, record: record, components: components)
         }
@@ -104,7 +104,7 @@ struct ProxyResponder: HTTPResponder {
     ) -> Answer? {
         let key = resolved.key
         guard let stale = components.cache.staleEntry(for: key) else { return nil }
-        guard stale.metadata.objectKind == .hlsPlaylist else {
+        guard stale.metadata.objectKind.isManifest else {
             components.logger.warning("serving stale", metadata: ["url": "\(key.url)", "reason": "\(reason)"])
             return .object(
                 stale, requested: resolved.requested, result: .stale, record: record, components: components)

@@ -1,4 +1,5 @@
 import ByteRanges
+import DASHManifest
 import Foundation
 import HLSPlaylist
 import OriginClient
@@ -49,8 +50,10 @@ struct OriginObjectSource: ObjectSource {
         var chunks = response.body.makeAsyncIterator()
         let first = try await chunks.next()
         let contentType = response.header("content-type")
-        if ObjectKind.classify(url: key.url, contentType: contentType, firstBytes: first ?? []) == .hlsPlaylist {
-            return try await playlist(key, response: response, first: first, rest: &chunks, directives: directives)
+        let kind = ObjectKind.classify(url: key.url, contentType: contentType, firstBytes: first ?? [])
+        if kind.isManifest {
+            return try await manifest(
+                key, kind: kind, response: response, first: first, rest: &chunks, directives: directives)
         }
         var contentLength = response.contentLength
         var completeLength: Int64?
@@ -100,14 +103,16 @@ struct OriginObjectSource: ObjectSource {
             lastModified: response.header("last-modified"),
             expiry: nil,
             completeLength: completeLength,
-            kind: ObjectKind.classify(url: key.url, contentType: contentType, firstBytes: first ?? []).rawValue,
+            kind: kind.rawValue,
             body: SourceBody(body)
         )
     }
 
-    private func playlist(
-        _ key: CacheKey, response: OriginResponse, first: [UInt8]?, rest: inout OriginBody.AsyncIterator,
-        directives: CacheDirectives
+    /// A manifest, read whole (bounded), parsed, and stored with the expiry ``PlaylistFreshness`` gives it.
+    /// - Throws: ``InvalidPlaylistError`` or ``InvalidMPDError`` when it does not parse or is too large.
+    private func manifest(
+        _ key: CacheKey, kind: ObjectKind, response: OriginResponse, first: [UInt8]?,
+        rest: inout OriginBody.AsyncIterator, directives: CacheDirectives
     ) async throws -> SourceResponse {
         var bytes = first ?? []
         if let announced = response.header("content-length").flatMap({ Int($0) }), announced > bytes.count {
@@ -116,27 +121,41 @@ struct OriginObjectSource: ObjectSource {
         while let chunk = try await rest.next() {
             bytes.append(contentsOf: chunk)
             guard bytes.count <= parseLimits.maxBodyBytes else {
-                throw InvalidPlaylistError(
-                    url: key.url, error: .bodyTooLarge(bytes: bytes.count, limit: parseLimits.maxBodyBytes))
+                let limit = parseLimits.maxBodyBytes
+                if kind == .dashManifest {
+                    throw InvalidMPDError(
+                        url: key.url, error: MPDError(.tooLarge, "MPD larger than \(limit) bytes"))
+                }
+                throw InvalidPlaylistError(url: key.url, error: .bodyTooLarge(bytes: bytes.count, limit: limit))
             }
         }
         metrics.countOriginBytes(bytes.count)
-        let playlist: Playlist
-        do throws(PlaylistError) {
-            playlist = try Playlist(parsing: bytes, limits: parseLimits)
-        } catch {
-            throw InvalidPlaylistError(url: key.url, error: error)
+        let now = Date()
+        let expiry: Date
+        if kind == .dashManifest {
+            do throws(MPDError) {
+                expiry = freshness.expiry(
+                    of: try MPDManifest.parse(bytes, url: key.url), directives: directives, now: now)
+            } catch {
+                throw InvalidMPDError(url: key.url, error: error)
+            }
+        } else {
+            do throws(PlaylistError) {
+                let playlist = try Playlist(parsing: bytes, limits: parseLimits)
+                expiry = freshness.expiry(of: playlist, directives: directives, now: now)
+            } catch {
+                throw InvalidPlaylistError(url: key.url, error: error)
+            }
         }
-        let expiry = freshness.expiry(of: playlist, directives: directives, now: Date())
         return SourceResponse(
             status: 200,
             cacheable: !directives.noStore,
-            contentType: ObjectKind.hlsPlaylist.contentType!,
+            contentType: kind.contentType!,
             contentLength: Int64(bytes.count),
             etag: response.header("etag"),
             lastModified: response.header("last-modified"),
             expiry: expiry,
-            kind: ObjectKind.hlsPlaylist.rawValue,
+            kind: kind.rawValue,
             body: SourceBody(chunks: [bytes])
         )
     }

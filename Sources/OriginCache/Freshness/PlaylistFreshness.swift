@@ -1,3 +1,4 @@
+import DASHManifest
 import Foundation
 import HLSPlaylist
 
@@ -21,6 +22,23 @@ package struct PlaylistFreshness: Sendable {
         if let expiry = directives.expiry(receivedAt: now) { return expiry }
         let ttl = playlist.kind == .multivariant ? multivariantTTL : vodTTL
         return now.addingTimeInterval(ttl.seconds)
+    }
+
+    /// The expiry of an MPD received at `now` with `directives`: a dynamic MPD is fresh for its
+    /// ``dynamicFreshSeconds(minimumUpdatePeriod:)``, whatever the origin's headers say; a static one like a VOD
+    /// playlist.
+    package func expiry(of mpd: MPD, directives: CacheDirectives, now: Date) -> Date {
+        if mpd.type == .dynamic {
+            return now.addingTimeInterval(Self.dynamicFreshSeconds(minimumUpdatePeriod: mpd.minimumUpdatePeriod))
+        }
+        return directives.expiry(receivedAt: now) ?? now.addingTimeInterval(vodTTL.seconds)
+    }
+
+    /// How long a dynamic MPD is fresh: its `minimumUpdatePeriod`, from 1 s to 60 s; 10 s when it has none (the MPD
+    /// is not meant to change, but a live presentation may still be extended).
+    package static func dynamicFreshSeconds(minimumUpdatePeriod: Double?) -> TimeInterval {
+        guard let period = minimumUpdatePeriod else { return 10 }
+        return min(max(period, 1), 60)
     }
 
     /// Half the target duration, at least 0.5 s (a missing target duration counts as 6 s).

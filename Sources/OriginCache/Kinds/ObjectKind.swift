@@ -1,9 +1,10 @@
+import DASHManifest
 import SegmentCache
 
 /// What an origin object is, decided once, when it is filled, and stored with its entry
 /// (``SegmentCache/EntryMetadata/kind``): every later reader asks the entry instead of comparing content types.
 ///
-/// The one rule for "this is a playlist" is ``classify(url:contentType:firstBytes:)``.
+/// The one rule for "this is a manifest" (an HLS playlist or a DASH MPD) is ``classify(url:contentType:firstBytes:)``.
 public enum ObjectKind: UInt8, Sendable, CaseIterable {
     /// Not said: an entry written before kinds were stored (read by its content type), or an unclassified object.
     case unknown = 0
@@ -15,14 +16,24 @@ public enum ObjectKind: UInt8, Sendable, CaseIterable {
     case key = 3
     /// Anything else (images, JSON, session data).
     case other = 4
+    /// An MPEG-DASH MPD, stored as the origin sent it, served rewritten.
+    case dashManifest = 5
 
     /// The `Content-Type` the kind is stored and served with when it has one of its own.
     public var contentType: String? {
-        self == .hlsPlaylist ? "application/vnd.apple.mpegurl" : nil
+        switch self {
+        case .hlsPlaylist: "application/vnd.apple.mpegurl"
+        case .dashManifest: MPDManifest.contentType
+        default: nil
+        }
     }
 
+    /// Whether the object is a manifest: read whole, parsed, given a freshness of its own and served rewritten.
+    public var isManifest: Bool { self == .hlsPlaylist || self == .dashManifest }
+
     /// What an origin answer is: a playlist by a `mpegurl` type, a `.m3u8`/`.m3u` path or an `#EXTM3U` first line;
-    /// otherwise media, key or other by its type and extension.
+    /// an MPD by a `dash+xml` type, a `.mpd` path or an `<MPD` root element; otherwise media, key or other by its
+    /// type and extension.
     /// - Parameters:
     ///   - url: the origin URL.
     ///   - contentType: the origin's `Content-Type`, if any.
@@ -31,11 +42,14 @@ public enum ObjectKind: UInt8, Sendable, CaseIterable {
     public static func classify(url: String, contentType: String?, firstBytes: [UInt8]) -> ObjectKind {
         let type = contentType?.lowercased()
         if let type, type.contains("mpegurl") { return .hlsPlaylist }
+        if let type, type.contains("dash+xml") { return .dashManifest }
         let pathExtension = MediaTypes.pathExtension(of: url)
         if pathExtension == "m3u8" || pathExtension == "m3u" { return .hlsPlaylist }
+        if pathExtension == "mpd" { return .dashManifest }
         var bytes = firstBytes[...]
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
         if bytes.starts(with: Array("#EXTM3U".utf8)) { return .hlsPlaylist }
+        if MPDManifest.looksLikeMPD(firstBytes) { return .dashManifest }
         if let type, type.hasPrefix("video/") || type.hasPrefix("audio/") || type.hasPrefix("text/vtt") {
             return .media
         }
@@ -48,6 +62,7 @@ public enum ObjectKind: UInt8, Sendable, CaseIterable {
     public static func guess(url: String) -> ObjectKind {
         let pathExtension = MediaTypes.pathExtension(of: url)
         if pathExtension == "m3u8" || pathExtension == "m3u" { return .hlsPlaylist }
+        if pathExtension == "mpd" { return .dashManifest }
         return kind(ofExtension: pathExtension)
     }
 
@@ -66,6 +81,7 @@ extension EntryMetadata {
     public var objectKind: ObjectKind {
         if let stored = ObjectKind(rawValue: kind), stored != .unknown { return stored }
         if contentType == ObjectKind.hlsPlaylist.contentType { return .hlsPlaylist }
+        if contentType == ObjectKind.dashManifest.contentType { return .dashManifest }
         return ObjectKind.classify(url: key.url, contentType: contentType, firstBytes: [])
     }
 }

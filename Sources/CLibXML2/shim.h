@@ -1,0 +1,54 @@
+// Small wrappers over libxml2 for the DASHManifest target, the only one that includes this header.
+//
+// Everything here is `static inline`: a system-library target has no compiled sources. Parsing is safe by
+// construction: no network (XML_PARSE_NONET), no entity substitution (no XML_PARSE_NOENT), no DTD loading or
+// validation, libxml2's default depth and size limits (no XML_PARSE_HUGE), and no error printed to stderr.
+#ifndef HLSCACHE_CLIBXML2_SHIM_H
+#define HLSCACHE_CLIBXML2_SHIM_H
+
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+#include <libxml/xmlerror.h>
+#include <libxml/xmlmemory.h>
+#include <string.h>
+
+/// Parses a document from memory. On failure returns NULL and writes a one-line reason (truncated to
+/// `reason_capacity`) and its line number.
+static inline xmlDocPtr hlscache_xml_parse(const char *bytes, int length, const char *url, char *reason,
+                                           int reason_capacity, int *line) {
+    *line = 0;
+    if (reason_capacity > 0) reason[0] = 0;
+    xmlParserCtxtPtr context = xmlNewParserCtxt();
+    if (context == NULL) {
+        if (reason_capacity > 0) strncpy(reason, "out of memory", (size_t)reason_capacity - 1);
+        return NULL;
+    }
+    int options = XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING;
+    xmlDocPtr document = xmlCtxtReadMemory(context, bytes, length, url, NULL, options);
+    if (document == NULL || !context->wellFormed) {
+        xmlErrorPtr error = xmlCtxtGetLastError(context);
+        if (error != NULL && error->message != NULL && reason_capacity > 0) {
+            strncpy(reason, error->message, (size_t)reason_capacity - 1);
+            reason[reason_capacity - 1] = 0;
+            size_t used = strlen(reason);
+            while (used > 0 && (reason[used - 1] == '\n' || reason[used - 1] == ' ')) reason[--used] = 0;
+            *line = error->line;
+        }
+        if (document != NULL) xmlFreeDoc(document);
+        document = NULL;
+    }
+    xmlFreeParserCtxt(context);
+    return document;
+}
+
+/// Frees memory libxml2 allocated (`xmlFree` may be a macro).
+static inline void hlscache_xml_free(void *pointer) { xmlFree(pointer); }
+
+/// Serializes a document (with its XML declaration) into memory the caller frees with `hlscache_xml_free`.
+static inline xmlChar *hlscache_xml_dump(xmlDocPtr document, int *length) {
+    xmlChar *memory = NULL;
+    xmlDocDumpMemoryEnc(document, &memory, length, "UTF-8");
+    return memory;
+}
+
+#endif

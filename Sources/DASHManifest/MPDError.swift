@@ -1,0 +1,40 @@
+/// Why an MPD cannot be used: a message a person can act on, with the line when there is one.
+public struct MPDError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The kind of an ``MPDError``, comparable with `==`.
+    public enum Kind: String, Sendable, Hashable {
+        /// Not well-formed XML.
+        case notWellFormed = "not_well_formed"
+        /// Well-formed, but the root element is not a DASH `MPD`.
+        case notAnMPD = "not_an_mpd"
+        /// A document type declaration: MPDs have none, and one could declare entities (XXE, billion laughs).
+        case documentType = "document_type"
+        /// A required attribute is missing or a value is not valid.
+        case invalidValue = "invalid_value"
+        /// Larger than the size limit.
+        case tooLarge = "too_large"
+    }
+
+    /// What went wrong.
+    public let kind: Kind
+    /// The line it went wrong on, if known (1-based).
+    public let line: Int?
+    /// The reason, without the line.
+    public let reason: String
+
+    /// Creates an error.
+    /// - Parameters:
+    ///   - kind: the kind.
+    ///   - reason: the reason.
+    ///   - line: the line, if known.
+    public init(_ kind: Kind, _ reason: String, line: Int? = nil) {
+        self.kind = kind
+        self.reason = reason
+        self.line = line.flatMap { $0 > 0 ? $0 : nil }
+    }
+
+    /// `<reason> (line N)`.
+    public var description: String {
+        guard let line else { return reason }
+        return "\(reason) (line \(line))"
+    }
+}
