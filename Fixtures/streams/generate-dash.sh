@@ -4,8 +4,11 @@
 #   dash-timeline/  SegmentTemplate with SegmentTimeline ($Time$-free, $Number$ addressing)
 #   dash-number/    SegmentTemplate with @duration and $Number$ (-use_timeline 0)
 #   dash-list/      SegmentList with SegmentURLs (-use_template 0)
-# and, when GPAC's MP4Box is installed, by MP4Box's onDemand profile:
-#   dash-ondemand/  SegmentBase with @indexRange (one file per Representation, fetched by byte ranges)
+#   dash-ranges/    SegmentList of byte ranges of one file per Representation, under a Representation BaseURL
+#                   (-single_file 1)
+# and by ffmpeg's mp4 muxer with a global sidx, described by hand (GPAC's MP4Box is not in Debian 12):
+#   dash-ondemand/  the onDemand profile: SegmentBase with @indexRange and Initialization@range, one file per
+#                   Representation, played entirely by Range requests
 #
 # Usage: Fixtures/streams/generate-dash.sh   (OUT_DIR=/tmp/x to write elsewhere)
 set -euo pipefail
@@ -40,9 +43,49 @@ package dash-timeline
 package dash-number -use_timeline 0
 package dash-list -use_template 0 -use_timeline 0
 
-if command -v MP4Box >/dev/null; then
-  rm -rf "$OUT/dash-ondemand"
-  mkdir -p "$OUT/dash-ondemand"
-  (cd "$TMP" && MP4Box -quiet -dash 2000 -profile onDemand -out "$OUT/dash-ondemand/manifest.mpd" \
-      source.mp4#video source.mp4#audio)
-fi
+package dash-ranges -use_template 0 -use_timeline 0 -single_file 1
+
+# onDemand: fragmented MP4 with one global sidx; the MPD's ranges are read from the box layout.
+rm -rf "${OUT:?}/dash-ondemand"
+mkdir -p "$OUT/dash-ondemand"
+ff -i "$TMP/source.mp4" -map 0:v -c copy -movflags frag_keyframe+empty_moov+global_sidx+default_base_moof \
+    "$OUT/dash-ondemand/video.mp4"
+ff -i "$TMP/source.mp4" -map 0:a -c copy -movflags frag_keyframe+empty_moov+global_sidx+default_base_moof \
+    -frag_duration 2000000 "$OUT/dash-ondemand/audio.mp4"
+python3 - "$OUT/dash-ondemand" <<'PY'
+import struct, sys
+folder = sys.argv[1]
+def ranges(name):
+    data = open(f"{folder}/{name}", "rb").read()
+    offset, boxes = 0, {}
+    while offset < len(data):
+        size, kind = struct.unpack(">I4s", data[offset:offset + 8])
+        boxes.setdefault(kind.decode(), (offset, offset + size - 1))
+        offset += size
+    return boxes["moov"][1], boxes["sidx"]
+video_init, (video_sidx_start, video_sidx_end) = ranges("video.mp4")
+audio_init, (audio_sidx_start, audio_sidx_end) = ranges("audio.mp4")
+open(f"{folder}/manifest.mpd", "w").write(f"""<?xml version="1.0" encoding="UTF-8"?>
+<MPD xmlns="urn:mpeg:dash:schema:mpd:2011" profiles="urn:mpeg:dash:profile:isoff-on-demand:2011" type="static"
+     mediaPresentationDuration="PT6.0S" minBufferTime="PT2.0S">
+  <Period id="0">
+    <AdaptationSet id="0" contentType="video" mimeType="video/mp4" segmentAlignment="true" startWithSAP="1">
+      <Representation id="video" codecs="avc1.42c00b" bandwidth="324809" width="320" height="180">
+        <BaseURL>video.mp4</BaseURL>
+        <SegmentBase indexRange="{video_sidx_start}-{video_sidx_end}">
+          <Initialization range="0-{video_init}"/>
+        </SegmentBase>
+      </Representation>
+    </AdaptationSet>
+    <AdaptationSet id="1" contentType="audio" mimeType="audio/mp4" segmentAlignment="true" startWithSAP="1">
+      <Representation id="audio" codecs="mp4a.40.2" bandwidth="69387" audioSamplingRate="48000">
+        <BaseURL>audio.mp4</BaseURL>
+        <SegmentBase indexRange="{audio_sidx_start}-{audio_sidx_end}">
+          <Initialization range="0-{audio_init}"/>
+        </SegmentBase>
+      </Representation>
+    </AdaptationSet>
+  </Period>
+</MPD>
+""")
+PY

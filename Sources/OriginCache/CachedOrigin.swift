@@ -50,6 +50,7 @@ public final class CachedOrigin: Sendable {
             freshness: PlaylistFreshness(
                 vodTTL: configuration.vodPlaylistTTL, multivariantTTL: configuration.multivariantPlaylistTTL),
             parseLimits: .init(),
+            negativeTTL: configuration.negativeTTL,
             metrics: metrics
         )
         do {

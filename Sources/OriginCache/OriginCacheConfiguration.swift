@@ -16,6 +16,10 @@ public struct OriginCacheConfiguration: Sendable {
     public var vodPlaylistTTL: Duration = .seconds(24 * 3600)
     /// Freshness of a multivariant playlist whose origin says nothing.
     public var multivariantPlaylistTTL: Duration = .seconds(60)
+    /// How long a 404 or 410 for an object that is not a manifest is remembered (0: never). Players probe past the
+    /// end of a `$Number$` stream on every play; manifests are never cached negatively, so a live one is never
+    /// held back past its refresh period.
+    public var negativeTTL: Duration = .seconds(10)
 
     /// The defaults: `./hlscache-cache`, 10 GB, any public host, 10 s, 512 MiB, 24 h and 60 s.
     public init() {}

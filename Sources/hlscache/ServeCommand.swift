@@ -21,7 +21,8 @@ struct ServeCommand: AsyncParsableCommand {
         OriginOptions.environmentOptions + [
             .value("host"), .value("port"), .value("origin"), .value("public-base-url"), .value("prefetch"),
             .value("prefetch-concurrency"), .value("max-object-size"),
-            .value("vod-playlist-ttl"), .value("multivariant-playlist-ttl"), .value("shutdown-grace"),
+            .value("vod-playlist-ttl"), .value("multivariant-playlist-ttl"), .value("negative-ttl"),
+            .value("shutdown-grace"),
             .value("log-format"), .value("log-level"), .value("memory-cache-size"), .flag("no-event-loop-hits"),
             .value("max-connections"), .value("request-head-timeout"), .value("idle-timeout"), .value("send-timeout"),
         ]
@@ -55,6 +56,9 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(help: "Freshness of multivariant playlists when the origin gives none, seconds.")
     var multivariantPlaylistTTL: Double = 60
+
+    @Option(help: "Seconds a 404 or 410 for a segment or other non-manifest object is remembered (0: never).")
+    var negativeTTL: Double = 10
 
     @Option(help: "Seconds in-flight responses get to finish after SIGTERM or SIGINT.")
     var shutdownGrace: Double = 10
@@ -115,6 +119,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.vodPlaylistTTL = try seconds(vodPlaylistTTL, "--vod-playlist-ttl")
         configuration.multivariantPlaylistTTL = try seconds(multivariantPlaylistTTL, "--multivariant-playlist-ttl")
         configuration.shutdownGrace = try seconds(shutdownGrace, "--shutdown-grace")
+        configuration.negativeTTL = try seconds(negativeTTL, "--negative-ttl")
         guard maxConnections > 0 else { throw ValidationError("--max-connections must be 1 or more") }
         configuration.maxConnections = maxConnections
         configuration.requestHeadTimeout = try seconds(requestHeadTimeout, "--request-head-timeout", minimum: 0.001)

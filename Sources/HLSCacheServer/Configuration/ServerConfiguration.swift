@@ -33,6 +33,8 @@ public struct ServerConfiguration: Sendable {
     public var originTimeout: Duration = .seconds(10)
     /// Freshness of VOD media playlists when the origin gives none.
     public var vodPlaylistTTL: Duration = .seconds(24 * 3600)
+    /// How long a 404 or 410 for an object that is not a manifest is remembered (`--negative-ttl`; 0: never).
+    public var negativeTTL: Duration = .seconds(10)
     /// Freshness of multivariant playlists when the origin gives none.
     public var multivariantPlaylistTTL: Duration = .seconds(60)
     /// How long in-flight responses may take to finish after SIGTERM or SIGINT.
@@ -76,6 +78,7 @@ public struct ServerConfiguration: Sendable {
         originCache.maxObjectBytes = maxObjectBytes
         originCache.vodPlaylistTTL = vodPlaylistTTL
         originCache.multivariantPlaylistTTL = multivariantPlaylistTTL
+        originCache.negativeTTL = negativeTTL
         return originCache
     }
 

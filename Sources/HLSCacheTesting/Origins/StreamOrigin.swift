@@ -196,6 +196,7 @@ public final class StreamOrigin: Sendable {
     /// The `Content-Type` of a fixture, by extension.
     public static func contentType(_ path: String) -> String {
         if path.hasSuffix(".m3u8") { return "application/vnd.apple.mpegurl" }
+        if path.hasSuffix(".mpd") { return "application/dash+xml" }
         if path.hasSuffix(".ts") { return "video/mp2t" }
         if path.hasSuffix(".m4s") || path.hasSuffix(".mp4") { return "video/mp4" }
         return "application/octet-stream"

@@ -15,13 +15,16 @@ import SegmentCache
 ///   of ``ObjectKind/hlsPlaylist``; one that does not parse throws ``InvalidPlaylistError``.
 /// - Anything else is stored without expiry (segments, keys and init sections do not change), unless the
 ///   origin says `no-store`.
-/// - Non-2xx answers are passed through unstored.
+/// - Non-2xx answers are passed through unstored, except a 404 or 410 for an object that is not a manifest, which
+///   is remembered for `negativeTTL`.
 struct OriginObjectSource: ObjectSource {
     let client: any OriginFetching
     /// The client for LL-HLS blocking playlist reloads, whose first byte may take several target durations.
     let blockingClient: any OriginFetching
     let freshness: PlaylistFreshness
     let parseLimits: ParseLimits
+    /// How long a 404 or 410 for a non-manifest object is stored (0: not at all).
+    let negativeTTL: Duration
     let metrics: any OriginCacheMetrics
 
     func fetch(_ key: CacheKey) async throws -> SourceResponse {
@@ -43,9 +46,12 @@ struct OriginObjectSource: ObjectSource {
         metrics.countOriginRequest(status: String(response.status))
         let directives = CacheDirectives(header: response.header)
         guard response.isSuccess else {
+            let guess = ObjectKind.guess(url: key.url)
+            let negative = [404, 410].contains(response.status) && negativeTTL > .zero && !guess.isManifest
             return SourceResponse(
-                status: response.status, cacheable: false, contentType: "text/plain",
-                body: SourceBody(chunks: []))
+                status: response.status, cacheable: negative && !directives.noStore, contentType: "text/plain",
+                contentLength: 0, expiry: negative ? Date().addingTimeInterval(negativeTTL.seconds) : nil,
+                kind: guess.rawValue, body: SourceBody(chunks: []))
         }
         var chunks = response.body.makeAsyncIterator()
         let first = try await chunks.next()
