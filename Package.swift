@@ -96,7 +96,7 @@ let package = Package(
         .executableTarget(
             name: "hlscache",
             dependencies: [
-                "HLSPlaylist", "HLSCacheServer", "HLSPrefetch", "OriginCache", "OriginClient",
+                "DASHManifest", "HLSPlaylist", "HLSCacheServer", "HLSPrefetch", "OriginCache", "OriginClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],

@@ -1,18 +1,26 @@
 import ArgumentParser
+import DASHManifest
 import Foundation
 import HLSPlaylist
 
-/// `hlscache rewrite`: prints a playlist with every URI mapped to the proxy (or custom-scheme) form.
+/// `hlscache rewrite`: prints a playlist or an MPD with every URL mapped to the proxy (or custom-scheme) form.
 struct RewriteCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rewrite",
-        abstract: "Rewrite every URI of a playlist so that a player's requests come back to hlscache.",
+        abstract:
+            "Rewrite every URL of an HLS playlist or a DASH MPD so that a player's requests come back to hlscache.",
         discussion: """
+            The format is detected (an <MPD> root is DASH, anything else HLS) unless --format says.
             Invalid input prints one line `error: <reason> (line N)` on standard error and exits with status 65.
             """
     )
 
-    @Argument(help: "The playlist file, or - for standard input.")
+    /// The manifest formats.
+    enum Format: String, ExpressibleByArgument {
+        case hls, dash
+    }
+
+    @Argument(help: "The playlist or MPD file, or - for standard input.")
     var file: String = "-"
 
     @Option(name: .long, help: "The URL the playlist was fetched from (relative URIs resolve against it).")
@@ -30,15 +38,28 @@ struct RewriteCommand: ParsableCommand {
     @Option(name: .long, help: "The parent multivariant playlist's URL (defaults to --url).")
     var parentURL: String?
 
+    @Option(name: .long, help: "hls or dash (default: detected).")
+    var format: Format?
+
     func run() throws {
+        let input = try PlaylistInput.read(file)
+        let mapping: URIMapping = customScheme ? .customScheme : .proxy(base: base)
+        if (format ?? (MPDManifest.looksLikeMPD(Array(input.prefix(4096))) ? .dash : .hls)) == .dash {
+            do {
+                FileHandle.standardOutput.write(Data(try MPDManifest.rewrite(input, url: url, mapping: mapping).bytes))
+            } catch {
+                FileHandle.standardError.write(Data("error: \(error.description)\n".utf8))
+                throw ExitCode(65)
+            }
+            return
+        }
         do {
-            let playlist = try Playlist(parsing: try PlaylistInput.read(file))
+            let playlist = try Playlist(parsing: input)
             var imports: [String: String] = [:]
             if let parent {
                 let parentPlaylist = try Playlist(parsing: try PlaylistInput.read(parent))
                 imports = parentPlaylist.exportedVariables(playlistURL: parentURL ?? url)
             }
-            let mapping: URIMapping = customScheme ? .customScheme : .proxy(base: base)
             let output = try playlist.rewritten(playlistURL: url, mapping: mapping, imports: imports)
             FileHandle.standardOutput.write(Data(output))
         } catch let error as PlaylistError {

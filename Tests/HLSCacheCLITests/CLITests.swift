@@ -1,4 +1,5 @@
 import Foundation
+import HLSCacheTesting
 import Testing
 
 /// Runs the built `hlscache` binary as a user would.
@@ -10,39 +11,15 @@ struct CLITests {
         var stderr: String
     }
 
-    /// The `hlscache` binary built beside the test bundle.
-    static var binary: URL {
-        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        if directory.lastPathComponent == "MacOS" {
-            directory = directory.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        }
-        return directory.appendingPathComponent("hlscache")
-    }
-
-    static func run(_ arguments: [String], input: String? = nil) throws -> Result {
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        let output = Pipe()
-        let errors = Pipe()
-        let stdin = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = stdin
-        try process.run()
-        if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
-        try stdin.fileHandleForWriting.close()
-        let out = output.fileHandleForReading.readDataToEndOfFile()
-        let err = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Result(
-            status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self),
-            stderr: String(decoding: err, as: UTF8.self))
+    /// Runs `hlscache ARGUMENTS` with `input` on standard input (the test kit's process runner).
+    static func run(_ arguments: [String], input: String? = nil) async throws -> Result {
+        let result = try await ChildProcess.run(ServerProcess.binary.path, arguments, input: input)
+        return Result(status: result.status, stdout: result.output, stderr: result.errors)
     }
 
     @Test("rewrite prints the rewritten playlist from standard input")
-    func rewriteFromStandardInput() throws {
-        let result = try Self.run(
+    func rewriteFromStandardInput() async throws {
+        let result = try await Self.run(
             ["rewrite", "-", "--url", "https://cdn.example.com/live/index.m3u8", "--base", "http://127.0.0.1:8080"],
             input: "#EXTM3U\n#EXTINF:4,\nseg1.ts\n")
         #expect(result.status == 0)
@@ -50,16 +27,16 @@ struct CLITests {
     }
 
     @Test("rewrite --custom-scheme maps to hlscache-https URLs")
-    func rewriteCustomScheme() throws {
-        let result = try Self.run(
+    func rewriteCustomScheme() async throws {
+        let result = try await Self.run(
             ["rewrite", "--url", "https://cdn.example.com/live/index.m3u8", "--custom-scheme"],
             input: "#EXTM3U\n#EXTINF:4,\n/seg1.ts\n")
         #expect(result.stdout.hasSuffix("\nhlscache-https://cdn.example.com/seg1.ts\n"))
     }
 
     @Test("rewrite of invalid input prints one error line with its line number and exits 65")
-    func rewriteInvalidInput() throws {
-        let result = try Self.run(
+    func rewriteInvalidInput() async throws {
+        let result = try await Self.run(
             ["rewrite", "-", "--url", "https://h/x.m3u8", "--base", ""],
             input: "#EXTM3U\n#EXT-X-KEY:METHOD=AES-128,URI=\"k\n")
         #expect(result.status == 65)
@@ -68,27 +45,27 @@ struct CLITests {
             result.stderr
                 == "error: malformed attribute list in EXT-X-KEY: unterminated quoted string at column 20 (line 2)\n"
         )
-        let notPlaylist = try Self.run(["rewrite", "--url", "https://h/x.m3u8"], input: "<html>")
+        let notPlaylist = try await Self.run(["rewrite", "--url", "https://h/x.m3u8"], input: "<html>")
         #expect(notPlaylist.status == 65)
         #expect(
             notPlaylist.stderr.hasPrefix("error: missing #EXTM3U header") && notPlaylist.stderr.hasSuffix("(line 1)\n"))
     }
 
     @Test("rewrite --parent supplies EXT-X-DEFINE:IMPORT values")
-    func rewriteWithParent() throws {
+    func rewriteWithParent() async throws {
         let parent = FileManager.default.temporaryDirectory.appendingPathComponent("parent-\(UUID()).m3u8")
         try "#EXTM3U\n#EXT-X-DEFINE:NAME=\"auth\",VALUE=\"k=1\"\n#EXT-X-STREAM-INF:BANDWIDTH=1\nv.m3u8\n"
             .write(to: parent, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: parent) }
-        let result = try Self.run(
+        let result = try await Self.run(
             ["rewrite", "--url", "https://h/v.m3u8", "--parent", parent.path],
             input: "#EXTM3U\n#EXT-X-DEFINE:IMPORT=\"auth\"\n#EXTINF:1,\ns.ts?{$auth}\n")
         #expect(result.stdout.hasSuffix("\n/o/https/h/s.ts?k=1\n"))
     }
 
     @Test("url prints one proxied URL per argument, in order")
-    func urlPrintsProxiedURLs() throws {
-        let result = try Self.run([
+    func urlPrintsProxiedURLs() async throws {
+        let result = try await Self.run([
             "url", "--base", "http://127.0.0.1:8080", "https://cdn.example.com:8443/live/a.m3u8?t=1",
             "http://[::1]:8080/x",
         ])
@@ -97,7 +74,29 @@ struct CLITests {
             result.stdout
                 == "http://127.0.0.1:8080/o/https/cdn.example.com:8443/live/a.m3u8?t=1\nhttp://127.0.0.1:8080/o/http/[::1]:8080/x\n"
         )
-        let bad = try Self.run(["url", "ftp://x/y"])
+        let bad = try await Self.run(["url", "ftp://x/y"])
         #expect(bad.status != 0 && bad.stderr.contains("not an absolute http(s) URL"))
+    }
+
+    @Test("rewrite detects an MPD and maps every URL place; --format dash says so; a bad MPD exits 65 with its line")
+    func rewriteMPD() async throws {
+        let mpd = """
+            <?xml version="1.0"?>
+            <MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="static"><Period><AdaptationSet>
+            <SegmentTemplate media="/v/$Number$.m4s" initialization="init.mp4"/>
+            <Representation id="a" bandwidth="1"/></AdaptationSet></Period></MPD>
+            """
+        for extra in [[], ["--format", "dash"]] {
+            let result = try await Self.run(
+                ["rewrite", "--url", "https://cdn.example.com/d/manifest.mpd", "--base", "http://127.0.0.1:8080"]
+                    + extra, input: mpd)
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stdout.contains("media=\"http://127.0.0.1:8080/o/https/cdn.example.com/v/$Number$.m4s\""))
+            #expect(
+                result.stdout.contains("initialization=\"http://127.0.0.1:8080/o/https/cdn.example.com/d/init.mp4\""))
+        }
+        let bad = try await Self.run(["rewrite", "--url", "https://h/m.mpd", "--format", "dash"], input: "<MPD>\n<x>")
+        #expect(bad.status == 65)
+        #expect(bad.stderr.hasPrefix("error: not well-formed XML") && bad.stderr.hasSuffix("(line 2)\n"))
     }
 }
