@@ -104,12 +104,12 @@ let package = Package(
         ),
         .executableTarget(
             name: "hlscache-fuzz",
-            dependencies: ["ByteRanges", "HLSPlaylist", "SegmentCache"],
+            dependencies: ["ByteRanges", "DASHManifest", "HLSPlaylist", "SegmentCache"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "hlscache-bench",
-            dependencies: ["ByteRanges", "HLSPlaylist", "OriginClient", "SegmentCache"],
+            dependencies: ["ByteRanges", "DASHManifest", "HLSPlaylist", "OriginClient", "SegmentCache"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs="${1:-10000000}"
-targets="${HLSCACHE_FUZZ_TARGETS:-playlist range target}"
+targets="${HLSCACHE_FUZZ_TARGETS:-playlist range target mpd}"
 corpus="${HLSCACHE_CORPUS:-$(cd .. && pwd)/shared/corpus}"
 scratch=.build-fuzz
 swift build -c release --product hlscache-fuzz --scratch-path "$scratch" \
@@ -27,6 +27,10 @@ seed_dir() {
             [ -d "$corpus" ] && find "$corpus" -type f \( -name '*.m3u8' -o -name '*.m3u' \) -size -8k \
                 -exec cp -t "$dir" --backup=numbered {} + 2>/dev/null
             cp Fixtures/playlists/*.m3u8 "$dir/"
+            ;;
+        mpd)
+            cp Fixtures/mpd/*.mpd "$dir/"
+            for package in Fixtures/streams/dash-*/; do cp "$package/manifest.mpd" "$dir/$(basename "$package").mpd"; done
             ;;
         range)
             local index=0

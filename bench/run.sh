@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds hlscache in release mode and prints one figure per line, `name value`.
-# Usage: bench/run.sh [NAME]   (NAME: rewrite, origin, cache, serve, live, prefetch, fuzz; all when omitted)
+# Usage: bench/run.sh [NAME]   (NAME: rewrite, dash, origin, cache, serve, live, prefetch, fuzz; all when omitted)
 set -euo pipefail
 # The fuzzers build apart, with sanitizers (bench/fuzz.sh; HLSCACHE_FUZZ_RUNS per harness, default 10 million).
 if [ "${1:-}" = fuzz ]; then exec "$(dirname "$0")/fuzz.sh" "${HLSCACHE_FUZZ_RUNS:-10000000}"; fi
@@ -106,6 +106,25 @@ PY
 }
 
 run_cache() { "$bin" cache; }
+
+# MPD parse + rewrite + serialize (5 Representations x 3,600 SegmentURLs) against lxml doing the same rewrite
+# (bench/tools/dash_lxml.py; lxml from PyPI in a venv under ~/.cache). dash_rewrite_vs_lxml <= 0.5 is the target.
+run_dash() {
+    local venv="${HOME}/.cache/hlscache-bench/lxml" mpd
+    if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import lxml' 2>/dev/null; then
+        python3 -m venv "$venv" >&2 && "$venv/bin/pip" install -q lxml >&2 || return 1
+    fi
+    mpd=$(mktemp --suffix=.mpd)
+    "$bin" dash-generate "$mpd"
+    local ours theirs
+    ours=$("$bin" dash "$mpd")
+    theirs=$("$venv/bin/python" bench/tools/dash_lxml.py "$mpd")
+    rm -f "$mpd"
+    echo "$ours"
+    echo "$theirs"
+    awk -v a="$(echo "$ours" | awk '/^dash_rewrite_ms/ {print $2}')" -v b="$(echo "$theirs" | awk '{print $2}')" \
+        'BEGIN { printf "dash_rewrite_vs_lxml %.2f\n", a / b }'
+}
 
 # wrk's requests per second for a URL: wrk_rps URL CONNECTIONS SECONDS
 wrk_rps() { wrk -t2 -c"$2" -d"$3"s "$1" | awk '/Requests\/sec/ {print $2}'; }
@@ -312,6 +331,7 @@ run_live() {
 
 case "$want" in
     rewrite) run_rewrite ;;
+    dash) run_dash ;;
     origin) run_origin ;;
     cache) run_cache ;;
     serve) run_serve ;;
@@ -319,7 +339,7 @@ case "$want" in
     live) run_live ;;
     all)
         figures=$(mktemp)
-        { run_rewrite; run_origin; run_cache; run_serve; run_live; run_prefetch; } | tee "$figures"
+        { run_rewrite; run_dash; run_origin; run_cache; run_serve; run_live; run_prefetch; } | tee "$figures"
         # RESULTS.md and results.png (matplotlib from PyPI, in a venv under ~/.cache).
         plot_venv="${HOME}/.cache/hlscache-bench/plot"
         if [ ! -x "$plot_venv/bin/python" ]; then
@@ -331,5 +351,5 @@ case "$want" in
         rm -f "$figures"
         echo "bench: wrote bench/RESULTS.md and bench/results.png" >&2
         ;;
-    *) echo "unknown benchmark: $want (known: rewrite, origin, cache, serve, live, prefetch, fuzz)" >&2; exit 64 ;;
+    *) echo "unknown benchmark: $want (known: rewrite, dash, origin, cache, serve, live, prefetch, fuzz)" >&2; exit 64 ;;
 esac

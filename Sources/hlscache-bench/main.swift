@@ -74,8 +74,16 @@ case "origin":
     try await OriginBenchmark.run(url: values[0], count: count, concurrency: concurrency)
 case "cache":
     try await CacheBenchmark.run()
+case "dash-generate":
+    guard let path = arguments.dropFirst().first else { exit(64) }
+    try Data(DASHBenchmark.generatedMPD()).write(to: URL(fileURLWithPath: path))
+case "dash":
+    guard let path = arguments.dropFirst().first else { exit(64) }
+    try DASHBenchmark.run(path: path)
 default:
     FileHandle.standardError.write(
-        Data("usage: hlscache-bench rewrite [LARGEST_CORPUS_FILE] | origin URL COUNT CONCURRENCY | cache\n".utf8))
+        Data(
+            "usage: hlscache-bench rewrite [LARGEST_CORPUS_FILE] | origin URL COUNT CONCURRENCY | cache | dash FILE\n"
+                .utf8))
     exit(64)
 }

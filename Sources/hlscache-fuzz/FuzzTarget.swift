@@ -1,4 +1,5 @@
 import ByteRanges
+import DASHManifest
 import Foundation
 import HLSPlaylist
 import SegmentCache
@@ -12,6 +13,8 @@ enum FuzzTarget: String, CaseIterable {
     case range
     /// The forward-mode request-target decoder and proxy URL encoder.
     case target
+    /// The MPD parser (libxml2 and the model reader) and the MPD rewriter.
+    case mpd
 
     /// The harness `HLSCACHE_FUZZ_TARGET` names (`playlist` when unset).
     static let selected: FuzzTarget = {
@@ -26,7 +29,15 @@ enum FuzzTarget: String, CaseIterable {
         case .playlist: Self.playlist(Array(input))
         case .range: Self.range(String(decoding: input, as: UTF8.self))
         case .target: Self.target(String(decoding: input, as: UTF8.self))
+        case .mpd: Self.mpd(Array(input))
         }
+    }
+
+    private static func mpd(_ bytes: [UInt8]) {
+        let url = "https://origin.example/dash/manifest.mpd?token=abc"
+        _ = try? MPDManifest.parse(bytes, url: url)
+        _ = try? MPDManifest.rewrite(bytes, url: url, mapping: .proxy(base: "http://127.0.0.1:8080"))
+        _ = MPDManifest.looksLikeMPD(bytes)
     }
 
     private static func playlist(_ bytes: [UInt8]) {
