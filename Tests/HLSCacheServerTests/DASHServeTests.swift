@@ -82,6 +82,24 @@ struct DASHServeTests {
         }
     }
 
+    @Test("a 50 MB MPD is refused past the manifest size bound, in bounded memory")
+    func hugeManifest() async throws {
+        let segment = "<SegmentURL media=\"https://cdn.example.com/vod/segment-000000.m4s?token=abcdefabcdef\"/>\n"
+        let mpd =
+            "<MPD xmlns=\"urn:mpeg:dash:schema:mpd:2011\" type=\"static\"><Period><AdaptationSet>"
+            + "<Representation id=\"a\" bandwidth=\"1\"><SegmentList duration=\"2\">\n"
+            + String(repeating: segment, count: 600_000)
+            + "</SegmentList></Representation></AdaptationSet></Period></MPD>\n"
+        try await withServer { server, origin in
+            origin.set("/huge.mpd", .answer(mpd, headers: [.contentType: "application/dash+xml"]))
+            let answer = try await TestHTTP.get(server.proxied(origin.url("/huge.mpd")))
+            #expect(answer.status == 502)
+            #expect(answer.text.contains("MPD larger than"))
+            #expect(server.peakMemory < 200 << 20, "peak \(server.peakMemory >> 20) MB")
+            #expect(try await TestHTTP.get(server.url("/healthz")).status == 200)
+        }
+    }
+
     @Test("20 players of a dynamic MPD: about one origin fetch per minimumUpdatePeriod")
     func liveManifestRefresh() async throws {
         let mpd = """

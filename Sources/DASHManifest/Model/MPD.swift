@@ -27,6 +27,8 @@ public struct MPD: Sendable, Hashable {
 public struct Period: Sendable, Hashable {
     /// `@id`.
     public var id: String?
+    /// `@start`, seconds.
+    public var start: Double?
     /// `@duration`, seconds.
     public var duration: Double?
     /// `BaseURL`s, as written.
@@ -85,6 +87,8 @@ public struct SegmentTemplate: Sendable, Hashable {
     public var bitstreamSwitching: String?
     /// `@startNumber` (default 1).
     public var startNumber: Int?
+    /// `@presentationTimeOffset`, in timescale units (default 0).
+    public var presentationTimeOffset: Int?
     /// `@timescale` (default 1).
     public var timescale: Int?
     /// `@duration`, in timescale units.
@@ -98,7 +102,9 @@ public struct SegmentTemplate: Sendable, Hashable {
         return SegmentTemplate(
             media: media ?? parent.media, initialization: initialization ?? parent.initialization,
             index: index ?? parent.index, bitstreamSwitching: bitstreamSwitching ?? parent.bitstreamSwitching,
-            startNumber: startNumber ?? parent.startNumber, timescale: timescale ?? parent.timescale,
+            startNumber: startNumber ?? parent.startNumber,
+            presentationTimeOffset: presentationTimeOffset ?? parent.presentationTimeOffset,
+            timescale: timescale ?? parent.timescale,
             duration: duration ?? parent.duration, timeline: timeline ?? parent.timeline)
     }
 }
@@ -115,6 +121,8 @@ public struct TimelineEntry: Sendable, Hashable {
 
 /// `SegmentList`.
 public struct SegmentList: Sendable, Hashable {
+    /// `@startNumber`, for the segments' numbers (default 1).
+    public var startNumber: Int?
     /// `Initialization@sourceURL` and `@range`.
     public var initialization: URLWithRange?
     /// `SegmentURL`s, in order.

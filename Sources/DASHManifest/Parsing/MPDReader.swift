@@ -100,12 +100,15 @@ enum MPDReader {
         return SegmentTemplate(
             media: element.attribute("media"), initialization: element.attribute("initialization"),
             index: element.attribute("index"), bitstreamSwitching: element.attribute("bitstreamSwitching"),
-            startNumber: try integer(element, "startNumber"), timescale: try integer(element, "timescale"),
+            startNumber: try integer(element, "startNumber"),
+            presentationTimeOffset: try integer(element, "presentationTimeOffset"),
+            timescale: try integer(element, "timescale"),
             duration: try integer(element, "duration"), timeline: timeline)
     }
 
     private static func segmentList(_ element: XMLElement) -> SegmentList {
         SegmentList(
+            startNumber: Int(element.attribute("startNumber") ?? ""),
             initialization: urlWithRange(element.children.first { $0.name == "Initialization" }),
             segments: element.children.filter { $0.name == "SegmentURL" }.map {
                 SegmentURL(media: $0.attribute("media"), mediaRange: $0.attribute("mediaRange"))
