@@ -89,7 +89,7 @@ let package = Package(
         .target(
             name: "HLSPrefetch",
             dependencies: [
-                "ByteRanges", "HLSPlaylist", "OriginClient", "SegmentCache", "OriginCache",
+                "ByteRanges", "DASHManifest", "HLSPlaylist", "OriginClient", "SegmentCache", "OriginCache",
             ],
             swiftSettings: swiftSettings
         ),
@@ -150,7 +150,10 @@ let package = Package(
         ),
         .testTarget(
             name: "HLSPrefetchTests",
-            dependencies: ["ByteRanges", "HLSCacheTesting", "HLSPrefetch", "HLSPlaylist", "hlscache"],
+            dependencies: [
+                "ByteRanges", "HLSCacheTesting", "HLSPrefetch", "HLSPlaylist", "hlscache",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -18,9 +18,11 @@ struct MPDSegmentsTests {
         return Set(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0 != "manifest.mpd" })
     }
 
-    @Test("SegmentTimeline, $Number$ with @duration and SegmentList name exactly the package's files", arguments: [
-        "dash-timeline", "dash-number", "dash-list",
-    ])
+    @Test(
+        "SegmentTimeline, $Number$ with @duration and SegmentList name exactly the package's files",
+        arguments: [
+            "dash-timeline", "dash-number", "dash-list",
+        ])
     func templatesAndLists(package: String) throws {
         let objects = try Self.objects("streams/\(package)/manifest.mpd")
         #expect(objects.allSatisfy { $0.url.hasPrefix("http://o/d/") && $0.range == nil })
@@ -74,15 +76,17 @@ struct MPDSegmentsTests {
                 <MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="static" mediaPresentationDuration="\(duration)">
                 <Period><AdaptationSet>\(template)<Representation id="v" bandwidth="1"/></AdaptationSet></Period></MPD>
                 """
-            return try MPDManifest.parse(Array(mpd.utf8), url: "https://h/m.mpd").objects(documentURL: "https://h/m.mpd")
+            return try MPDManifest.parse(Array(mpd.utf8), url: "https://h/m.mpd").objects(
+                documentURL: "https://h/m.mpd")
         }
         #expect(throws: MPDError.self) { try objects("<SegmentTemplate media=\"$Number$\"/>") }
         #expect(throws: MPDError.self) {
             try objects("<SegmentTemplate media=\"$Number$\" duration=\"1\"/>", duration: "P100Y")
         }
         #expect(throws: MPDError.self) {
-            try objects("<SegmentTemplate media=\"$Number$\"><SegmentTimeline><S d=\"1\" r=\"999999999\"/>"
-                + "</SegmentTimeline></SegmentTemplate>")
+            try objects(
+                "<SegmentTemplate media=\"$Number$\"><SegmentTimeline><S d=\"1\" r=\"999999999\"/>"
+                    + "</SegmentTimeline></SegmentTemplate>")
         }
         #expect(try objects("<SegmentTemplate media=\"s$Number$\" duration=\"2\"/>").count == 5)
     }

@@ -8,6 +8,8 @@ public struct PrefetchError: Error, Sendable, CustomStringConvertible {
         case entryUnavailable
         /// The destination cannot be used (the output folder cannot be created, say).
         case destination
+        /// The stream is of a kind prefetch does not handle yet (a dynamic MPD, an MPD into `--output`).
+        case unsupported
     }
 
     /// Why it failed.

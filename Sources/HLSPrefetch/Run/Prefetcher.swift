@@ -1,3 +1,5 @@
+import ByteRanges
+import DASHManifest
 import HLSPlaylist
 import Synchronization
 
@@ -20,6 +22,8 @@ public final class Prefetcher: Sendable {
     private let url: String
     private let options: PrefetchOptions
     private let store: any PrefetchStore
+    /// Whether objects go to an output folder (whose playlists are HLS only).
+    private let writesFolder: Bool
     private let state: Mutex<State>
     private let stopRequested = Atomic<Bool>(false)
     private let log: @Sendable (String) -> Void
@@ -38,6 +42,7 @@ public final class Prefetcher: Sendable {
         self.url = url
         self.options = options
         self.store = try destination.makeStore()
+        if case .output = destination { writesFolder = true } else { writesFolder = false }
         self.log = log
         state = Mutex(State(snapshot: PrefetchSnapshot(entryURL: url, recordings: [], pending: [])))
     }
@@ -63,8 +68,14 @@ public final class Prefetcher: Sendable {
         let entryURL = store.entryURL(for: url)
         let entry: Playlist
         do {
-            entry = try Playlist(
-                parsing: try await withRetries(entryURL) { try await self.store.playlist(entryURL, fresh: true) })
+            let bytes = try await withRetries(entryURL) { try await self.store.playlist(entryURL, fresh: true) }
+            if MPDManifest.looksLikeMPD(Array(bytes.prefix(4096))) {
+                return try await runMPD(bytes, url: entryURL, started: started)
+            }
+            entry = try Playlist(parsing: bytes)
+        } catch let error as PrefetchError {
+            await store.close()
+            throw error
         } catch let error as PlaylistError {
             await store.close()
             throw PrefetchError(.invalidPlaylist, "invalid playlist \(entryURL): \(error)")
@@ -98,6 +109,84 @@ public final class Prefetcher: Sendable {
                 seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18,
                 failures: state.failures)
         }
+    }
+
+    // MARK: DASH
+
+    /// Prefetches a static MPD: every object of the chosen Representations (``PrefetchOptions/variants`` applied to
+    /// each AdaptationSet's Representations by bandwidth).
+    /// - Throws: ``PrefetchError`` for an invalid or dynamic MPD, or an MPD into an output folder.
+    private func runMPD(
+        _ bytes: [UInt8], url: String, started: ContinuousClock.Instant
+    ) async throws(PrefetchError)
+        -> PrefetchSummary
+    {
+        let mpd: MPD
+        do throws(MPDError) {
+            mpd = try MPDManifest.parse(bytes, url: url)
+        } catch {
+            throw PrefetchError(.invalidPlaylist, "invalid MPD \(url): \(error)")
+        }
+        guard mpd.type == .static else {
+            throw PrefetchError(
+                .unsupported, "\(url) is a dynamic (live) MPD: prefetch does not record DASH yet; use serve")
+        }
+        guard !writesFolder else {
+            throw PrefetchError(
+                .unsupported, "--output writes HLS folders only; prefetch an MPD into --cache-dir or --server")
+        }
+        let chosen = Self.chosenRepresentations(mpd, variants: options.variants)
+        let objects: [MPDObject]
+        do throws(MPDError) {
+            objects = try mpd.objects(documentURL: url) { chosen.contains($0.id) }
+        } catch {
+            throw PrefetchError(.invalidPlaylist, "invalid MPD \(url): \(error)")
+        }
+        state.withLock { $0.progress.playlistFetches += 1 }
+        let (queue, continuation) = AsyncStream<PrefetchObject>.makeStream()
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<max(1, options.concurrency) {
+                group.addTask {
+                    for await object in queue { await self.fetch(object) }
+                }
+            }
+            enqueue(objects.map(Self.prefetchObject), into: continuation)
+            continuation.finish()
+            await group.waitForAll()
+        }
+        await store.close()
+        return state.withLock { state in
+            let elapsed = ContinuousClock.now - started
+            return PrefetchSummary(
+                url: self.url, playlists: 1, live: false, objects: state.progress.total,
+                fetched: state.progress.fetched, alreadyPresent: state.progress.present, failed: state.progress.failed,
+                skipped: state.progress.skipped, bytes: state.progress.bytes,
+                seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18,
+                failures: state.failures)
+        }
+    }
+
+    /// The ids of the Representations `variants` chooses, AdaptationSet by AdaptationSet.
+    static func chosenRepresentations(_ mpd: MPD, variants: PrefetchOptions.VariantSelection) -> Set<String> {
+        var chosen: Set<String> = []
+        for set in mpd.periods.flatMap(\.adaptationSets) {
+            let sorted = set.representations.sorted { $0.bandwidth < $1.bandwidth }
+            switch variants {
+            case .all: chosen.formUnion(sorted.map(\.id))
+            case .best: sorted.last.map { _ = chosen.insert($0.id) }
+            case .worst: sorted.first.map { _ = chosen.insert($0.id) }
+            case .maxBandwidth(let limit):
+                let fitting = sorted.filter { $0.bandwidth <= limit }
+                chosen.formUnion((fitting.isEmpty ? Array(sorted.prefix(1)) : fitting).map(\.id))
+            }
+        }
+        return chosen
+    }
+
+    private static func prefetchObject(_ object: MPDObject) -> PrefetchObject {
+        let range = object.range.flatMap { ByteRange(offset: $0.lowerBound, length: $0.upperBound - $0.lowerBound + 1) }
+        return PrefetchObject(
+            url: object.url, range: range, kind: object.role == .initialization ? .initSection : .segment)
     }
 
     // MARK: Walking
