@@ -15,14 +15,16 @@ struct PrefetchCommand: AsyncParsableCommand {
         discussion: """
             Destinations (one): --cache-dir DIR (the directory `hlscache serve` reads; default: $HLSCACHE_CACHE_DIR,
             else ./hlscache-cache), --server BASE_URL (pull through a running hlscache), --output DIR (a folder any
-            HLS player opens offline: DIR/index.m3u8). A rerun fetches only what is missing.
+            HLS player opens offline: DIR/index.m3u8; for a static DASH MPD, DIR/manifest.mpd). A rerun fetches only
+            what is missing. A static MPD's Representations are chosen with --variants, per AdaptationSet; dynamic
+            (live) MPDs are not recorded yet.
             Live streams are followed until --duration passes, the stream ends, or SIGINT; with --output the
             recording is an EVENT playlist finished with EXT-X-ENDLIST.
             Exit status: 0 everything stored, 1 something failed (listed), 2 bad usage or an invalid playlist.
             """
     )
 
-    @Argument(help: "The stream's playlist URL (multivariant or media).")
+    @Argument(help: "The stream's playlist URL (multivariant or media), or a static DASH MPD's URL.")
     var url: String
 
     @OptionGroup(title: "Cache and origins")
@@ -31,7 +33,7 @@ struct PrefetchCommand: AsyncParsableCommand {
     @Option(help: "Pull through this running hlscache, e.g. http://127.0.0.1:8080.")
     var server: String?
 
-    @Option(help: "Write a self-contained folder: DIR/index.m3u8 plays offline.")
+    @Option(help: "Write a self-contained folder: DIR/index.m3u8 (DASH: DIR/manifest.mpd) plays offline.")
     var output: String?
 
     @Option(help: "Variants: all, best, worst, or a maximum bandwidth (bits/s: 800000, 800k, 2.5M).")

@@ -25,8 +25,8 @@ public enum FFmpeg {
             ])
     }
 
-    /// Runs ffmpeg with `arguments`.
+    /// Runs ffmpeg with `arguments`, killed after two minutes (the streams of the tests play in seconds).
     public static func run(_ arguments: [String]) async throws -> ChildProcess.Result {
-        try await ChildProcess.run("/usr/bin/ffmpeg", arguments)
+        try await ChildProcess.run("/usr/bin/ffmpeg", arguments, timeout: 120)
     }
 }

@@ -43,6 +43,7 @@ struct OutputFiles: Sendable {
 
     /// A new partial file, open for writing.
     func makePartial(for relativePath: String) throws(OutputFileError) -> PartialFile {
+        if let slash = relativePath.lastIndex(of: "/") { try makeDirectories(root + "/" + relativePath[..<slash]) }
         let name = relativePath.replacing("/", with: "_") + ".\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let path = partialFolder + "/" + name
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)

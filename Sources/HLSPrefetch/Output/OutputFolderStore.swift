@@ -1,4 +1,5 @@
 import ByteRanges
+import DASHManifest
 import HLSPlaylist
 import OriginClient
 
@@ -71,6 +72,12 @@ struct OutputFolderStore: PrefetchStore {
                 multivariant.playlist, url: snapshot.entryURL, selection: multivariant.selection)
             try files.write(text, to: OutputLayout.entryPlaylist)
         }
+    }
+
+    func writeMPD(_ bytes: [UInt8], rewrittenFrom url: String) throws {
+        let local = URIMapping.custom { OutputLayout.dashPath($0) }
+        let rewritten = try MPDManifest.rewrite(bytes, url: url, mapping: local).bytes
+        try files.write(String(decoding: rewritten, as: UTF8.self), to: OutputLayout.entryMPD)
     }
 
     func close() async {

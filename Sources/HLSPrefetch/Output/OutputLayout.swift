@@ -13,6 +13,9 @@ enum OutputLayout {
     /// The entry playlist's name.
     static let entryPlaylist = "index.m3u8"
 
+    /// The MPD's name in a DASH folder.
+    static let entryMPD = "manifest.mpd"
+
     /// The relative path of an object.
     static func path(of object: PrefetchObject) -> String {
         let fallback: String
@@ -20,6 +23,7 @@ enum OutputLayout {
         case .segment: fallback = "ts"
         case .initSection: fallback = "mp4"
         case .key: fallback = "key"
+        case .dashFile: return dashPath(object.url)
         }
         return mediaFolder + "/" + name(url: object.url, identity: object.label, fallbackExtension: fallback)
     }
@@ -31,6 +35,25 @@ enum OutputLayout {
             name = String(name[..<(name.lastIndex(of: ".") ?? name.endIndex)]) + ".m3u8"
         }
         return name
+    }
+
+    /// Where a DASH MPD's file goes: `media/<host>/<path>`, each character outside `[A-Za-z0-9._$%-]` (the query's
+    /// `?`, `&` and `=` too) replaced by `_`, one for one, so that an MPD's template URL, written through the same
+    /// function, still names every file it expands to (`$Number%05d$` is kept). No segment starts with a dot, so no
+    /// path leaves the folder.
+    static func dashPath(_ url: String) -> String {
+        var rest = Substring(url)
+        if let schemeEnd = rest.range(of: "://") { rest = rest[schemeEnd.upperBound...] }
+        rest = rest.prefix { $0 != "#" }
+        let segments = rest.split(separator: "/", omittingEmptySubsequences: true).map { segment -> String in
+            var safe = String(
+                segment.unicodeScalars.map { scalar -> Character in
+                    isSafe(scalar) || scalar == "$" || scalar == "%" ? Character(scalar) : "_"
+                })
+            if safe.hasPrefix(".") { safe = "_" + safe.dropFirst() }
+            return String(safe.prefix(200))
+        }
+        return ([mediaFolder] + segments).joined(separator: "/")
     }
 
     /// `stem_hash.ext` for a URL.

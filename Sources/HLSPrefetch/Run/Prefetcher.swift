@@ -131,10 +131,6 @@ public final class Prefetcher: Sendable {
             throw PrefetchError(
                 .unsupported, "\(url) is a dynamic (live) MPD: prefetch does not record DASH yet; use serve")
         }
-        guard !writesFolder else {
-            throw PrefetchError(
-                .unsupported, "--output writes HLS folders only; prefetch an MPD into --cache-dir or --server")
-        }
         let chosen = Self.chosenRepresentations(mpd, variants: options.variants)
         let objects: [MPDObject]
         do throws(MPDError) {
@@ -150,9 +146,19 @@ public final class Prefetcher: Sendable {
                     for await object in queue { await self.fetch(object) }
                 }
             }
-            enqueue(objects.map(Self.prefetchObject), into: continuation)
+            // An output folder keeps whole files under their own paths, so that the MPD's templates and byte
+            // ranges still name them offline.
+            let wanted = writesFolder ? Self.wholeFiles(objects) : objects.map(Self.prefetchObject)
+            enqueue(wanted, into: continuation)
             continuation.finish()
             await group.waitForAll()
+        }
+        if writesFolder {
+            do {
+                try store.writeMPD(bytes, rewrittenFrom: url)
+            } catch {
+                fail(url, "cannot write the MPD: \(error)")
+            }
         }
         await store.close()
         return state.withLock { state in
@@ -181,6 +187,14 @@ public final class Prefetcher: Sendable {
             }
         }
         return chosen
+    }
+
+    /// Each file the objects name, once, whole.
+    private static func wholeFiles(_ objects: [MPDObject]) -> [PrefetchObject] {
+        var seen: Set<String> = []
+        return objects.compactMap { object in
+            seen.insert(object.url).inserted ? PrefetchObject(url: object.url, range: nil, kind: .dashFile) : nil
+        }
     }
 
     private static func prefetchObject(_ object: MPDObject) -> PrefetchObject {

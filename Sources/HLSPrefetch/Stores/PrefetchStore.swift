@@ -21,6 +21,9 @@ protocol PrefetchStore: Sendable {
 
     /// Releases what the store holds (the cache writes its index).
     func close() async
+
+    /// Writes a DASH MPD (rewritten to the stored files' paths) as the entry of an output folder.
+    func writeMPD(_ bytes: [UInt8], rewrittenFrom url: String) throws
 }
 
 /// What storing an object did.
@@ -34,4 +37,5 @@ enum StoreOutcome: Sendable, Hashable {
 extension PrefetchStore {
     func isStored(_ object: PrefetchObject) -> Bool { true }
     func publish(_ snapshot: PrefetchSnapshot, final: Bool) throws {}
+    func writeMPD(_ bytes: [UInt8], rewrittenFrom url: String) throws {}
 }

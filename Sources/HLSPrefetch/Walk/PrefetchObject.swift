@@ -11,6 +11,8 @@ public struct PrefetchObject: Sendable, Hashable {
         case initSection
         /// A decryption key (EXT-X-KEY).
         case key
+        /// A whole file a DASH MPD names, kept under its URL's own path (so that templates still name it).
+        case dashFile
     }
 
     /// The absolute URL.
