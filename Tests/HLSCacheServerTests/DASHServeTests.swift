@@ -82,6 +82,39 @@ struct DASHServeTests {
         }
     }
 
+    @Test("a segment of a static MPD's Representation reads the next ones of that Representation ahead")
+    func readAhead() async throws {
+        try await withServer(arguments: ["--prefetch", "2"]) { server, origin in
+            _ = try await TestHTTP.get(server.proxied(origin.url("/dash-timeline/manifest.mpd")))
+            let first = try await TestHTTP.get(server.proxied(origin.url("/dash-timeline/chunk-0-00001.m4s")))
+            #expect(first.status == 200)
+            #expect(
+                try await eventually {
+                    origin.count("/dash-timeline/chunk-0-00002.m4s") == 1
+                        && origin.count("/dash-timeline/chunk-0-00003.m4s") == 1
+                })
+            #expect(origin.count("/dash-timeline/chunk-1-00001.m4s") == 0, "another Representation's segment")
+            let second = try await TestHTTP.get(server.proxied(origin.url("/dash-timeline/chunk-0-00002.m4s")))
+            #expect(second.header("x-cache") == "HIT")
+        }
+    }
+
+    @Test("an expired MPD is served stale with X-Cache: STALE when the origin fails")
+    func staleIfError() async throws {
+        try await withServer(arguments: ["--vod-playlist-ttl", "0.3"]) { server, origin in
+            let url = server.proxied(origin.url("/dash-list/manifest.mpd"))
+            let first = try await TestHTTP.get(url)
+            #expect(first.header("x-cache") == "MISS")
+            origin.set("/dash-list/manifest.mpd", .status(503))
+            try await Task.sleep(for: .milliseconds(600))
+            let stale = try await TestHTTP.get(url)
+            #expect(stale.status == 200)
+            #expect(stale.header("x-cache") == "STALE")
+            #expect(stale.header("content-type") == "application/dash+xml")
+            #expect(stale.body == first.body)
+        }
+    }
+
     @Test("a 50 MB MPD is refused past the manifest size bound, in bounded memory")
     func hugeManifest() async throws {
         let segment = "<SegmentURL media=\"https://cdn.example.com/vod/segment-000000.m4s?token=abcdefabcdef\"/>\n"

@@ -36,7 +36,15 @@ extension MPD {
     public func objects(
         documentURL: String, keeping: (Representation) -> Bool = { _ in true }
     ) throws(MPDError) -> [MPDObject] {
-        var objects: [MPDObject] = []
+        try objectsByRepresentation(documentURL: documentURL, keeping: keeping).flatMap(\.objects)
+    }
+
+    /// ``objects(documentURL:keeping:)`` Representation by Representation (period after period), each with its
+    /// period's id and its own: the sequence a player of that Representation fetches.
+    public func objectsByRepresentation(
+        documentURL: String, keeping: (Representation) -> Bool = { _ in true }
+    ) throws(MPDError) -> [(id: String, objects: [MPDObject])] {
+        var result: [(id: String, objects: [MPDObject])] = []
         let mpdBase = Self.base(baseURLs, documentURL)
         for (index, period) in periods.enumerated() {
             let periodBase = Self.base(period.baseURLs, mpdBase)
@@ -45,11 +53,12 @@ extension MPD {
                 let setBase = Self.base(set.baseURLs, periodBase)
                 for representation in set.representations where keeping(representation) {
                     let base = Self.base(representation.baseURLs, setBase)
-                    objects += try Self.objects(of: representation, base: base, periodSeconds: periodSeconds)
+                    let objects = try Self.objects(of: representation, base: base, periodSeconds: periodSeconds)
+                    result.append(("\(period.id ?? String(index))/\(representation.id)", objects))
                 }
             }
         }
-        return objects
+        return result
     }
 
     /// When the period after `index` starts, or the presentation ends.

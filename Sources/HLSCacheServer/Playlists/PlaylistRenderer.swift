@@ -1,3 +1,4 @@
+import ByteRanges
 import CoreMetrics
 import DASHManifest
 import Foundation
@@ -57,10 +58,27 @@ struct PlaylistRenderer {
             throw InvalidMPDError(url: key.url, error: error)
         }
         let body = rewritten.bytes.withUnsafeBufferPointer { components.memory.playlists.body(for: $0) }
+        if rewritten.mpd.type == .static { indexSegments(of: rewritten.mpd, url: key.url) }
         let period = PlaylistFreshness.dynamicFreshSeconds(minimumUpdatePeriod: rewritten.mpd.minimumUpdatePeriod)
         return RenderedPlaylist(
             body: body, contentType: MPDManifest.contentType, isLive: rewritten.mpd.type == .dynamic,
             isMultivariant: false, liveFreshSeconds: period, liveStaleLimitSeconds: 3 * period, newestSegments: [])
+    }
+
+    /// Records each Representation of a static MPD in the segment index, as a VOD playlist of its own
+    /// (`<mpd>#<period>/<representation>`), so that read-ahead and the status page follow DASH streams too.
+    private func indexSegments(of mpd: MPD, url: String) {
+        guard let representations = try? mpd.objectsByRepresentation(documentURL: url) else { return }
+        for (id, objects) in representations {
+            let keys = objects.filter { $0.role == .media }.compactMap { object -> CacheKey? in
+                guard let range = object.range else { return CacheKey(url: object.url) }
+                return ByteRange(offset: range.lowerBound, length: range.upperBound - range.lowerBound + 1).map {
+                    CacheKey(url: object.url, range: $0)
+                }
+            }
+            guard keys.count <= SegmentIndex.maxSegmentsPerPlaylist else { continue }
+            components.segmentIndex.record(playlist: url + "#" + id, segments: keys, isVOD: true)
+        }
     }
 
     /// Parses and rewrites an HLS playlist, and records its segments for read-ahead.
