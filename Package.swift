@@ -140,7 +140,8 @@ let package = Package(
         .testTarget(
             name: "HLSCacheServerTests",
             dependencies: [
-                "ByteRanges", "HLSCacheServer", "HLSCacheTesting", "HLSPlaylist", "OriginCache", "OriginClient",
+                "ByteRanges", "DASHManifest", "HLSCacheServer", "HLSCacheTesting", "HLSPlaylist", "OriginCache",
+                "OriginClient",
                 "SegmentCache", "hlscache",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -60,8 +60,13 @@ public final class StreamOrigin: Sendable {
     /// Makes `path` misbehave.
     public func set(_ path: String, _ behavior: Behavior?) { behaviors.withLock { $0[path] = behavior } }
 
-    /// An origin not yet started.
-    public init() {}
+    /// The folder files are served from.
+    public let root: URL
+
+    /// An origin not yet started, serving `root` (the fixture streams by default).
+    public init(root: URL = TestPaths.streams) {
+        self.root = root
+    }
 
     /// Runs `body` with a started origin, and stops it afterwards.
     public static func withRunning<T: Sendable>(_ body: (StreamOrigin) async throws -> T) async throws -> T {
@@ -156,7 +161,7 @@ public final class StreamOrigin: Sendable {
             relative = "live-source/seg\(number % 20).ts"
         }
         guard !relative.contains(".."), !relative.isEmpty else { return nil }
-        return FileManager.default.contents(atPath: TestPaths.streams.appendingPathComponent(relative).path).map {
+        return FileManager.default.contents(atPath: root.appendingPathComponent(relative).path).map {
             [UInt8]($0)
         }
     }
