@@ -57,7 +57,11 @@ extension Answer {
             answer = .objectHit(response, head: head, record: record, components: components)
         }
         guard let answer else { return nil }
-        if case .file = answer.body, !canSendFile { return nil }
+        switch answer.body {
+        case .none, .memory: break
+        case .file: guard canSendFile else { return nil }
+        case .stream: return nil  // never planned here; the responder streams
+        }
         self = answer
     }
 }

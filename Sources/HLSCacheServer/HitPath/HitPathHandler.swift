@@ -130,7 +130,10 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 fileHandle: handle, readerIndex: Int(slice.offset), endIndex: Int(slice.offset + slice.length))
             socketContext?.write(NIOAny(IOData.fileRegion(region)), promise: nil)
         case .stream:
-            preconditionFailure("the hit path plans only bodies it can send at once")
+            // Unreachable: `Answer(hitFor:)` plans no stream. Never trap on a request: end the connection.
+            assertionFailure("the hit path plans only bodies it can send at once")
+            context.close(promise: nil)
+            return
         }
         context.write(wrapOutboundOut(.end(nil)), promise: written)
         sending += 1
