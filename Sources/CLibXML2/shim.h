@@ -6,6 +6,13 @@
 #ifndef HLSCACHE_CLIBXML2_SHIM_H
 #define HLSCACHE_CLIBXML2_SHIM_H
 
+#include <libxml/xmlversion.h>
+// Debian's libxml2 is built with ICU, and then <libxml/encoding.h> includes the system ICU's headers, whose enums
+// clash with the ICU that Foundation bundles (_FoundationICU) in any Swift module that sees both: a clean build
+// fails. Nothing here uses libxml2's ICU converters; the only thing the flag adds to the headers is two pointer
+// fields at the end of xmlCharEncodingHandler, a struct this shim and DASHManifest only ever hold a pointer to.
+#undef LIBXML_ICU_ENABLED
+
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 #include <libxml/xmlerror.h>
