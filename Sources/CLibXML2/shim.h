@@ -19,12 +19,21 @@
 #include <libxml/xmlmemory.h>
 #include <string.h>
 
+/// Swallows libxml2's generic error messages, which it would otherwise print to stderr (encoding errors among
+/// them) whatever the parser options: the reason of a failed parse is read from the parser context instead.
+static void hlscache_xml_silent(void *context, const char *message, ...) {
+    (void)context;
+    (void)message;
+}
+
 /// Parses a document from memory. On failure returns NULL and writes a one-line reason (truncated to
 /// `reason_capacity`) and its line number.
 static inline xmlDocPtr hlscache_xml_parse(const char *bytes, int length, const char *url, char *reason,
                                            int reason_capacity, int *line) {
     *line = 0;
     if (reason_capacity > 0) reason[0] = 0;
+    // Per thread in libxml2: set on every parse, from whichever thread parses.
+    xmlSetGenericErrorFunc(NULL, hlscache_xml_silent);
     xmlParserCtxtPtr context = xmlNewParserCtxt();
     if (context == NULL) {
         if (reason_capacity > 0) strncpy(reason, "out of memory", (size_t)reason_capacity - 1);

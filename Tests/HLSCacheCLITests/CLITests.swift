@@ -98,5 +98,16 @@ struct CLITests {
         let bad = try await Self.run(["rewrite", "--url", "https://h/m.mpd", "--format", "dash"], input: "<MPD>\n<x>")
         #expect(bad.status == 65)
         #expect(bad.stderr.hasPrefix("error: not well-formed XML") && bad.stderr.hasSuffix("(line 2)\n"))
+        // libxml2 prints encoding errors to stderr on its own; hlscache says one line, its own.
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("encoding-\(UUID()).mpd")
+        try Data(
+            "<?xml version=\"1.0\" encoding=\"SHIFT_JIS\"?>\n<MPD>".utf8 + [0xFF, 0xFE, 0, 0, 0, 0]
+                + Data("</MPD>".utf8)
+        )
+        .write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let encoding = try await Self.run(["rewrite", file.path, "--url", "https://h/m.mpd"])
+        #expect(encoding.status == 65)
+        #expect(encoding.stderr.split(separator: "\n").count == 1, "\(encoding.stderr)")
     }
 }
