@@ -87,6 +87,15 @@ public final class Prefetcher: Sendable {
             $0.progress.playlistFetches += 1; $0.snapshot.entryURL = entryURL
         }
 
+        await fetchAll { queue in await self.walk(entry, url: entryURL, into: queue) }
+        publish(final: true)
+        await store.close()
+        let (playlists, live) = state.withLock { ($0.snapshot.recordings.count, $0.live) }
+        return summary(started: started, playlists: playlists, live: live)
+    }
+
+    /// Runs `options.concurrency` workers storing what `feed` enqueues, until `feed` returns and the queue is done.
+    private func fetchAll(_ feed: @Sendable (AsyncStream<PrefetchObject>.Continuation) async -> Void) async {
         let (queue, continuation) = AsyncStream<PrefetchObject>.makeStream()
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<max(1, options.concurrency) {
@@ -94,18 +103,20 @@ public final class Prefetcher: Sendable {
                     for await object in queue { await self.fetch(object) }
                 }
             }
-            await walk(entry, url: entryURL, into: continuation)
+            await feed(continuation)
             continuation.finish()
             await group.waitForAll()
         }
-        publish(final: true)
-        await store.close()
-        return state.withLock { state in
+    }
+
+    /// The run's summary, from the counts so far.
+    private func summary(started: ContinuousClock.Instant, playlists: Int, live: Bool) -> PrefetchSummary {
+        state.withLock { state in
             let elapsed = ContinuousClock.now - started
             return PrefetchSummary(
-                url: url, playlists: state.snapshot.recordings.count, live: state.live,
-                objects: state.progress.total, fetched: state.progress.fetched, alreadyPresent: state.progress.present,
-                failed: state.progress.failed, skipped: state.progress.skipped, bytes: state.progress.bytes,
+                url: url, playlists: playlists, live: live, objects: state.progress.total,
+                fetched: state.progress.fetched, alreadyPresent: state.progress.present, failed: state.progress.failed,
+                skipped: state.progress.skipped, bytes: state.progress.bytes,
                 seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18,
                 failures: state.failures)
         }
@@ -139,20 +150,10 @@ public final class Prefetcher: Sendable {
             throw PrefetchError(.invalidPlaylist, "invalid MPD \(url): \(error)")
         }
         state.withLock { $0.progress.playlistFetches += 1 }
-        let (queue, continuation) = AsyncStream<PrefetchObject>.makeStream()
-        await withTaskGroup(of: Void.self) { group in
-            for _ in 0..<max(1, options.concurrency) {
-                group.addTask {
-                    for await object in queue { await self.fetch(object) }
-                }
-            }
-            // An output folder keeps whole files under their own paths, so that the MPD's templates and byte
-            // ranges still name them offline.
-            let wanted = writesFolder ? Self.wholeFiles(objects) : objects.map(Self.prefetchObject)
-            enqueue(wanted, into: continuation)
-            continuation.finish()
-            await group.waitForAll()
-        }
+        // An output folder keeps whole files under their own paths, so that the MPD's templates and byte ranges
+        // still name them offline.
+        let wanted = writesFolder ? Self.wholeFiles(objects) : objects.map(Self.prefetchObject)
+        await fetchAll { queue in self.enqueue(wanted, into: queue) }
         if writesFolder {
             do {
                 try store.writeMPD(bytes, rewrittenFrom: url)
@@ -161,15 +162,7 @@ public final class Prefetcher: Sendable {
             }
         }
         await store.close()
-        return state.withLock { state in
-            let elapsed = ContinuousClock.now - started
-            return PrefetchSummary(
-                url: self.url, playlists: 1, live: false, objects: state.progress.total,
-                fetched: state.progress.fetched, alreadyPresent: state.progress.present, failed: state.progress.failed,
-                skipped: state.progress.skipped, bytes: state.progress.bytes,
-                seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18,
-                failures: state.failures)
-        }
+        return summary(started: started, playlists: 1, live: false)
     }
 
     /// The ids of the Representations `variants` chooses, AdaptationSet by AdaptationSet.

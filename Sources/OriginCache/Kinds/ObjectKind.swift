@@ -49,10 +49,11 @@ public enum ObjectKind: UInt8, Sendable, CaseIterable {
         var bytes = firstBytes[...]
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
         if bytes.starts(with: Array("#EXTM3U".utf8)) { return .hlsPlaylist }
-        if MPDManifest.looksLikeMPD(firstBytes) { return .dashManifest }
         if let type, type.hasPrefix("video/") || type.hasPrefix("audio/") || type.hasPrefix("text/vtt") {
             return .media
         }
+        // Sniffed after the media types, so that no segment fill scans its first chunk for an XML root.
+        if MPDManifest.looksLikeMPD(firstBytes) { return .dashManifest }
         return kind(ofExtension: pathExtension)
     }
 
