@@ -25,6 +25,7 @@ struct ServeCommand: AsyncParsableCommand {
             .value("shutdown-grace"),
             .value("log-format"), .value("log-level"), .value("memory-cache-size"), .flag("no-event-loop-hits"),
             .value("max-connections"), .value("request-head-timeout"), .value("idle-timeout"), .value("send-timeout"),
+            .repeated("cors-origin"),
         ]
 
     @Option(help: "Address to listen on.")
@@ -87,6 +88,13 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds an answer may make no progress because the client does not read.")
     var sendTimeout: Double = 60
 
+    @Option(
+        help: """
+            Web page origin allowed to read answers (repeatable): * (the default, any page), an origin such as \
+            https://site.example, or none for no CORS headers.
+            """)
+    var corsOrigin: [String] = []
+
     func validate() throws {
         _ = try makeConfiguration()
     }
@@ -129,6 +137,7 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("--log-format must be text or json")
         }
         configuration.logFormat = format
+        configuration.cors = try CORSPolicy(arguments: corsOrigin)
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
         return configuration
     }

@@ -7,8 +7,8 @@ import SegmentCache
 /// has been sent. Both writers send the same plan: the event-loop hit path (``HitPathHandler``, for bodies it can
 /// send at once) and the async responder (``ProxyResponder``, through ``Answer/response(components:)``, for everything).
 ///
-/// The headers every answer carries are added here and nowhere else: `X-Request-Id`, `X-Cache`, `Content-Length`
-/// and a default `Cache-Control: no-store`. The writers add only what belongs to the connection (`Date`, `Server`,
+/// The headers every answer carries are added here and nowhere else: `X-Request-Id`, `X-Cache`, `Content-Length`,
+/// the CORS headers the request was granted, and a default `Cache-Control: no-store`. The writers add only what belongs to the connection (`Date`, `Server`,
 /// `Connection`).
 struct Answer: Sendable {
     /// What follows the head.
@@ -53,6 +53,7 @@ struct Answer: Sendable {
         headers[.xRequestID] = record.id
         if result != .error { headers[.xCache] = result.header }
         if let length { headers[.contentLength] = String(length) }
+        record.cors.apply(to: &headers)
         self.status = status
         self.headers = headers
         self.body = record.method == "HEAD" ? .none : body
@@ -78,6 +79,17 @@ struct Answer: Sendable {
         self.init(
             status, buffer: ByteBuffer(string: reason + "\n"), contentType: "text/plain; charset=utf-8",
             result: .error, record: record)
+    }
+
+    /// The answer to a CORS preflight (`OPTIONS`): 204 with the methods and headers a page may use, answered
+    /// without an origin request.
+    /// - Parameters:
+    ///   - requestedHeaders: the request's `Access-Control-Request-Headers`.
+    ///   - record: the access record, which carries the CORS grant.
+    init(preflightAsking requestedHeaders: String?, record: AccessRecord) {
+        self.init(
+            .noContent, headers: CORSPolicy.preflightHeaders(requestedHeaders: requestedHeaders), body: .none,
+            length: nil, result: .bypass, record: record)
     }
 
     /// The head to send.

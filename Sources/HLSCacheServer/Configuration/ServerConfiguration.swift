@@ -55,6 +55,8 @@ public struct ServerConfiguration: Sendable {
     public var idleTimeout: Duration = .seconds(60)
     /// How long an answer may make no progress because the client does not read; then the connection closes.
     public var sendTimeout: Duration = .seconds(60)
+    /// Which web pages may read answers (`--cors-origin`): any by default.
+    public var cors: CORSPolicy = .anyOrigin
 
     /// Log line formats.
     public enum LogFormat: String, Sendable, CaseIterable {

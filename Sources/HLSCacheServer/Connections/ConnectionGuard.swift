@@ -179,7 +179,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         fields[.connection] = "close"
         fields[.cacheControl] = "no-store"
         if refusal.status == .serviceUnavailable { fields[.retryAfter] = "1" }
-        if refusal.status == .methodNotAllowed { fields[.allow] = "GET, HEAD" }
+        if refusal.status == .methodNotAllowed { fields[.allow] = "GET, HEAD, OPTIONS" }
         context.write(wrapOutboundOut(.head(HTTPResponse(status: refusal.status, headerFields: fields))), promise: nil)
         context.write(wrapOutboundOut(.body(body)), promise: nil)
         let written = context.eventLoop.makePromise(of: Void.self)

@@ -15,10 +15,19 @@ extension Answer {
     ///   - canSendFile: whether a body may be a file (`sendfile`); without it only memory bodies qualify.
     init?(hitFor request: HTTPRequest, components: ServerComponents, canSendFile: Bool) {
         let start = ContinuousClock.now
-        guard let target = request.path,
-            case .origin(let resolved) = RequestResolution(
-                method: request.method, target: target, range: request.headerFields[.range], components: components)
-        else { return nil }
+        guard let target = request.path else { return nil }
+        let cors = components.configuration.cors.grant(requestOrigin: request.headerFields[.origin])
+        let resolution = RequestResolution(
+            method: request.method, target: target, range: request.headerFields[.range], components: components)
+        if case .own(.preflight) = resolution {
+            self.init(
+                preflightAsking: request.headerFields[.accessControlRequestHeaders],
+                record: AccessRecord(
+                    method: request.method.rawValue, path: target, id: components.observability.nextRequestID(),
+                    start: start, cors: cors))
+            return
+        }
+        guard case .origin(let resolved) = resolution else { return nil }
         let key = resolved.key
         let isHead = request.method == .head
         // What decides whether the event loop answers is decided here, before the hit is counted, so that a hit
@@ -47,7 +56,7 @@ extension Answer {
         guard let response = found, let plan else { return nil }
         let record = AccessRecord(
             method: request.method.rawValue, path: target, id: components.observability.nextRequestID(), start: start,
-            originURL: key.url)
+            originURL: key.url, cors: cors)
         let answer: Answer?
         switch plan {
         case .playlist(let rendered):

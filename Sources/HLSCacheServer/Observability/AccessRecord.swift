@@ -17,6 +17,8 @@ struct AccessRecord: Sendable {
     var stream: String?
     /// The origin URL the request maps to, once known.
     var originURL: String?
+    /// What the CORS policy grants the request's page, applied to whatever answer it gets.
+    var cors: CORSPolicy.Grant = .none
 
     /// Writes the access-log line and counts the request.
     /// - Parameters:

@@ -17,6 +17,8 @@ enum RequestResolution {
     /// hlscache's own routes.
     enum OwnRoute: Sendable {
         case health, metrics, status
+        /// A CORS preflight (`OPTIONS`, any path).
+        case preflight
     }
 
     /// A request for an origin object, resolved.
@@ -39,6 +41,10 @@ enum RequestResolution {
         let configuration = components.configuration
         let path = target.utf8.firstIndex(of: UInt8(ascii: "?")).map { String(target[..<$0]) } ?? target
         let isRead = method == .get || method == .head
+        if method == .options {
+            self = .own(.preflight)
+            return
+        }
         switch path {
         case "/healthz" where isRead:
             self = .own(.health)
@@ -52,7 +58,7 @@ enum RequestResolution {
         default: break
         }
         guard isRead else {
-            self = .refused(.methodNotAllowed, "only GET and HEAD are proxied")
+            self = .refused(.methodNotAllowed, "only GET, HEAD and OPTIONS are answered")
             return
         }
         guard target.utf8.count <= configuration.maxRequestTargetLength else {

@@ -18,8 +18,8 @@ struct ProxyResponder: HTTPResponder {
     func respond(to request: Request, context: Context) async throws -> Response {
         let record = AccessRecord(
             method: request.method.rawValue, path: request.head.path ?? "",
-            id: components.observability.nextRequestID(),
-            start: .now)
+            id: components.observability.nextRequestID(), start: .now,
+            cors: components.configuration.cors.grant(requestOrigin: request.headers[.origin]))
         return await answer(request, record: record).response(components: components)
     }
 
@@ -43,6 +43,8 @@ struct ProxyResponder: HTTPResponder {
             return Answer(
                 .ok, buffer: ByteBuffer(string: page), contentType: "text/html; charset=utf-8", result: .bypass,
                 record: record)
+        case .own(.preflight):
+            return Answer(preflightAsking: request.headers[.accessControlRequestHeaders], record: record)
         case .refused(let status, let reason):
             return Answer(failure: status, reason: reason, record: record)
         case .origin(let resolved):

@@ -204,6 +204,8 @@ public final class StreamOrigin: Sendable {
         if path.hasSuffix(".mpd") { return "application/dash+xml" }
         if path.hasSuffix(".ts") { return "video/mp2t" }
         if path.hasSuffix(".m4s") || path.hasSuffix(".mp4") { return "video/mp4" }
+        if path.hasSuffix(".html") { return "text/html; charset=utf-8" }
+        if path.hasSuffix(".js") { return "text/javascript" }
         return "application/octet-stream"
     }
 

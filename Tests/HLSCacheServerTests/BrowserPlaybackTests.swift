@@ -1,0 +1,44 @@
+import Foundation
+import HLSCacheTesting
+import Testing
+
+/// Web players in a real browser: headless Chromium plays through hlscache from a page on another origin.
+@Suite("Web players in Chromium")
+struct BrowserPlaybackTests {
+    static let streams = ["ts-multivariant/master.m3u8", "fmp4/index.m3u8", "aes128/index.m3u8"]
+
+    @Test("video.js (MSE) on another origin and Chromium's own player play TS, fMP4 and AES-128 for 5 s")
+    func webPlayersPlayThroughTheCache() async throws {
+        try await Browser.prepare()
+        let page = StreamOrigin(root: try Browser.pageFolder())
+        try await page.start()
+        defer { page.stop() }
+        try await withServer { server, origin in
+            let pages = ["vhs", "native"].flatMap { mode in
+                Self.streams.map { stream in
+                    Browser.pageURL(page.url(""), source: server.proxied(origin.url("/" + stream)), mode: mode)
+                }
+            }
+            for playback in try await Browser.play(pages, seconds: 5, timeout: 90) {
+                #expect(playback.played(5), "\(playback)")
+            }
+            #expect(server.log.contains("cache=MISS"), "the players did not go through hlscache")
+        }
+    }
+
+    @Test("with --cors-origin none, video.js on another origin is blocked: the CORS headers are what lets it play")
+    func withoutCORSTheWebPlayerIsBlocked() async throws {
+        try await Browser.prepare()
+        let page = StreamOrigin(root: try Browser.pageFolder())
+        try await page.start()
+        defer { page.stop() }
+        try await withServer(arguments: ["--cors-origin", "none"]) { server, origin in
+            let source = server.proxied(origin.url("/fmp4/index.m3u8"))
+            let playback = try #require(
+                try await Browser.play([Browser.pageURL(page.url(""), source: source, mode: "vhs")], seconds: 5, timeout: 30)
+                    .first)
+            #expect(!playback.played(1), "\(playback)")
+            #expect(playback.console.contains { $0.contains("CORS policy") }, "\(playback)")
+        }
+    }
+}
