@@ -39,6 +39,7 @@ public final class CachedOrigin: Sendable {
         timeouts.stall = max(timeouts.stall, configuration.originTimeout)
         var clientConfiguration = OriginClientConfiguration(policy: configuration.addressPolicy, timeouts: timeouts)
         clientConfiguration.maxBodyBytes = configuration.maxObjectBytes
+        clientConfiguration.apply(configuration.originAccess)
         client = try OriginClient(configuration: clientConfiguration)
         // LL-HLS blocking reloads: the origin holds them until the part exists, up to three target durations.
         clientConfiguration.timeouts.firstByte = max(configuration.originTimeout, .seconds(30))

@@ -20,6 +20,8 @@ public struct OriginCacheConfiguration: Sendable {
     /// end of a `$Number$` stream on every play; manifests are never cached negatively, so a live one is never
     /// held back past its refresh period.
     public var negativeTTL: Duration = .seconds(10)
+    /// Headers, `User-Agent` and upstream proxy for every origin request.
+    public var originAccess = OriginAccess()
 
     /// The defaults: `./hlscache-cache`, 10 GB, any public host, 10 s, 512 MiB, 24 h and 60 s.
     public init() {}

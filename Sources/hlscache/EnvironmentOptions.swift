@@ -8,11 +8,13 @@ enum EnvironmentOption: Sendable, Hashable {
     case repeated(String)
     /// `--name`, set when the variable is `1`, `true` or `yes`.
     case flag(String)
+    /// `--name VALUE`, repeatable: the variable holds one value per line (values that may contain commas).
+    case lines(String)
 
     /// The option's long name, without dashes.
     var name: String {
         switch self {
-        case .value(let name), .repeated(let name), .flag(let name): name
+        case .value(let name), .repeated(let name), .flag(let name), .lines(let name): name
         }
     }
 
@@ -40,6 +42,10 @@ enum EnvironmentOption: Sendable, Hashable {
             case .repeated:
                 for item in value.split(separator: ",") {
                     merged += [flag, item.trimmingCharacters(in: .whitespaces)]
+                }
+            case .lines:
+                for item in value.split(separator: "\n") where !item.allSatisfy(\.isWhitespace) {
+                    merged += [flag, String(item)]
                 }
             case .flag:
                 if ["1", "true", "yes", "on"].contains(value.lowercased()) { merged.append(flag) }

@@ -22,10 +22,27 @@ struct OriginOptions: ParsableArguments {
     @Option(help: "Origin connect plus first-byte timeout, seconds.")
     var originTimeout: Double = 10
 
+    @Option(
+        help: """
+            Header for origin requests (repeatable): 'Name: value', or 'host-pattern=Name: value' for the hosts of \
+            one pattern only. Values are never logged.
+            """)
+    var originHeader: [String] = []
+
+    @Option(help: "User-Agent for origin requests (default hlscache/<version>).")
+    var userAgent: String?
+
+    @Option(
+        help: """
+            Upstream proxy for origin requests: http://, https:// or socks5h:// (user:password@ allowed); NO_PROXY \
+            lists hosts reached directly. The proxy resolves names: only host patterns and IP literals are checked.
+            """)
+    var upstreamProxy: String?
+
     /// The options environment variables may set, for commands that take all of them.
     static let environmentOptions: [EnvironmentOption] = [
         .value("cache-dir"), .value("max-cache-size"), .repeated("allow-host"), .flag("allow-private-networks"),
-        .value("origin-timeout"),
+        .value("origin-timeout"), .lines("origin-header"), .value("user-agent"), .value("upstream-proxy"),
     ]
 
     /// The default cache directory.
@@ -34,6 +51,34 @@ struct OriginOptions: ParsableArguments {
     func validate() throws {
         _ = try maxCacheBytes()
         _ = try timeout()
+        _ = try originAccess()
+    }
+
+    /// `--origin-header`, `--user-agent`, `--upstream-proxy` and `NO_PROXY`, checked.
+    func originAccess() throws -> OriginAccess {
+        var access = OriginAccess()
+        do {
+            access.headers = try originHeader.map { text throws(InvalidOriginHeader) in try OriginHeader(parsing: text) }
+        } catch {
+            throw ValidationError(error.description)
+        }
+        if let userAgent {
+            guard !userAgent.isEmpty, !userAgent.contains(where: { $0 == "\r" || $0 == "\n" }) else {
+                throw ValidationError("--user-agent must be one non-empty line")
+            }
+            access.userAgent = userAgent
+        }
+        if let upstreamProxy {
+            guard let components = URLComponents(string: upstreamProxy),
+                OriginAccess.proxySchemes.contains(components.scheme ?? ""), components.host?.isEmpty == false
+            else {
+                throw ValidationError(
+                    "--upstream-proxy must be a URL such as http://proxy:3128 or socks5h://proxy:1080")
+            }
+            access.proxy = upstreamProxy
+            access.noProxy = OriginClientConfiguration.noProxy(environment: ProcessInfo.processInfo.environment)
+        }
+        return access
     }
 
     /// `--max-cache-size` in bytes.
@@ -67,6 +112,7 @@ struct OriginOptions: ParsableArguments {
         configuration.maxCacheBytes = try maxCacheBytes()
         configuration.addressPolicy = policy
         configuration.originTimeout = try timeout()
+        configuration.originAccess = try originAccess()
         return configuration
     }
 }

@@ -169,11 +169,13 @@ struct PrefetchCommand: AsyncParsableCommand {
                 throw ValidationError("--server must be a URL such as http://127.0.0.1:8080")
             }
             var configuration = OriginClientConfiguration(policy: policy, timeouts: timeouts)
+            configuration.apply(try shared.originAccess())
             configuration.maxRetries = 0  // the prefetcher retries with backoff itself
             return .server(baseURL: server, client: try OriginClient(configuration: configuration))
         }
         if let output {
             var configuration = OriginClientConfiguration(policy: policy, timeouts: timeouts)
+            configuration.apply(try shared.originAccess())
             configuration.maxRetries = 0
             return .output(directory: output, client: try OriginClient(configuration: configuration))
         }

@@ -124,6 +124,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.memoryCacheBytes = Int(try size(memoryCacheSize, "--memory-cache-size"))
         configuration.eventLoopHits = !noEventLoopHits
         configuration.originTimeout = try shared.timeout()
+        configuration.originAccess = try shared.originAccess()
         configuration.vodPlaylistTTL = try seconds(vodPlaylistTTL, "--vod-playlist-ttl")
         configuration.multivariantPlaylistTTL = try seconds(multivariantPlaylistTTL, "--multivariant-playlist-ttl")
         configuration.shutdownGrace = try seconds(shutdownGrace, "--shutdown-grace")

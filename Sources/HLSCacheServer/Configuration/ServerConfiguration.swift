@@ -55,6 +55,8 @@ public struct ServerConfiguration: Sendable {
     public var idleTimeout: Duration = .seconds(60)
     /// How long an answer may make no progress because the client does not read; then the connection closes.
     public var sendTimeout: Duration = .seconds(60)
+    /// Headers, `User-Agent` and upstream proxy for every origin request.
+    public var originAccess = OriginAccess()
     /// Which web pages may read answers (`--cors-origin`): any by default.
     public var cors: CORSPolicy = .anyOrigin
 
@@ -81,6 +83,7 @@ public struct ServerConfiguration: Sendable {
         originCache.vodPlaylistTTL = vodPlaylistTTL
         originCache.multivariantPlaylistTTL = multivariantPlaylistTTL
         originCache.negativeTTL = negativeTTL
+        originCache.originAccess = originAccess
         return originCache
     }
 

@@ -28,6 +28,8 @@ public final class StreamOrigin: Sendable {
         case thenStatus(Int)
         /// Send the headers and half the body, then wait this long before the rest.
         case slowSecondHalf(Duration)
+        /// Serve normally when the request has this header with this value, else answer 403.
+        case requiring(header: String, value: String)
     }
 
     private let requests = Mutex<[String: Int]>([:])
@@ -119,6 +121,10 @@ public final class StreamOrigin: Sendable {
             try await Task.sleep(for: duration)
         case .stall?:
             try await Task.sleep(for: .seconds(60))
+        case .requiring(let name, let value)?:
+            guard let field = HTTPField.Name(name), request.headers[field] == value else {
+                return Response(status: .forbidden, body: .init(byteBuffer: ByteBuffer(string: "no \(name)\n")))
+            }
         case .thenStatus(let code)? where seen > 1:
             return Response(status: .init(code: code), body: .init(byteBuffer: ByteBuffer(string: "status \(code)\n")))
         case .slowSecondHalf(let pause)?:

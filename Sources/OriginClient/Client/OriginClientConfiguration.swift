@@ -15,18 +15,41 @@ public struct OriginClientConfiguration: Sendable {
     /// Headers sent with every request (tokens, cookies, referer). `Authorization`, `Cookie` and
     /// `Proxy-Authorization` are not sent to a redirect target on another origin.
     public var extraHeaders: [(name: String, value: String)]
+    /// Headers sent to the hosts of a pattern (`--origin-header`), after ``extraHeaders``; also to redirect
+    /// targets that match.
+    public var originHeaders: [OriginHeader] = []
     /// The `User-Agent` header.
     public var userAgent: String
     /// An upstream proxy URL (`http://proxy:3128`), or `nil` for direct connections (proxy environment
     /// variables are ignored). With a proxy, the proxy resolves origin names, so only host patterns and IP
     /// literals are checked; the proxy must enforce its own egress rules.
     public var proxy: String?
+    /// Hosts reached directly despite ``proxy`` (`NO_PROXY`'s syntax: `example.com` also covers its subdomains,
+    /// `*` covers all). Direct connections get the address checks.
+    public var noProxy: [String] = []
     /// A PEM file of CA certificates to verify origins with, instead of the system's.
     public var caBundle: String?
     /// The largest body accepted, or `nil` for no limit.
     public var maxBodyBytes: Int64?
     /// The most body bytes buffered per transfer ahead of a slow reader before the transfer is paused.
     public var maxBufferedBytesPerTransfer: Int
+
+    /// The proxy a request to `host` goes through, or `nil` for a direct connection.
+    func proxy(for host: String) -> String? {
+        guard let proxy else { return nil }
+        let host = HostPattern.normalize(host: host)
+        for entry in noProxy {
+            let suffix = HostPattern.normalize(host: entry.hasPrefix(".") ? String(entry.dropFirst()) : entry)
+            if suffix == "*" || host == suffix || host.hasSuffix("." + suffix) { return nil }
+        }
+        return proxy
+    }
+
+    /// The `NO_PROXY` (or `no_proxy`) list of `environment`.
+    public static func noProxy(environment: [String: String]) -> [String] {
+        (environment["NO_PROXY"] ?? environment["no_proxy"] ?? "").split(separator: ",")
+            .map { $0.filter { $0 != " " } }.filter { !$0.isEmpty }
+    }
 
     /// `hlscache/<version>`.
     public static let defaultUserAgent = "hlscache/\(hlscacheVersion)"

@@ -47,7 +47,7 @@ extension EasyTransfer {
     /// `CURLOPT_OPENSOCKETFUNCTION`: every new connection, after DNS, before any byte is sent.
     private func onOpenSocket(purpose: curlsocktype, address: UnsafeMutablePointer<curl_sockaddr>) -> curl_socket_t {
         guard purpose == CURLSOCKTYPE_IPCXN else { return hlscache_CURL_SOCKET_BAD }
-        if configuration.proxy == nil {
+        if configuration.proxy(for: current.host) == nil {
             var bytes = [UInt8](repeating: 0, count: 16)
             let family = hlscache_curl_sockaddr_ip(address, &bytes)
             guard family == 4 || family == 6, let ip = IPAddress(bytes: bytes.prefix(family == 4 ? 4 : 16)) else {
@@ -67,7 +67,7 @@ extension EasyTransfer {
     /// Checks the peer address once more, which also covers reused connections, and starts the
     /// first-byte clock.
     private func onConnected(primaryIP: String?) -> Int32 {
-        if configuration.proxy == nil {
+        if configuration.proxy(for: current.host) == nil {
             guard let text = primaryIP, let ip = IPAddress(text) else {
                 refusal = .refused(url: currentURL, reason: "the connection's peer address is unknown")
                 return hlscache_CURL_PREREQFUNC_ABORT

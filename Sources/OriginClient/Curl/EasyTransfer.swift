@@ -129,6 +129,9 @@ final class EasyTransfer {
             throw .timeout(.total, limit: configuration.timeouts.total, url: currentURL)
         }
         try set(CURLOPT_URL, string: currentURL)
+        // Per hop, as a redirect may leave NO_PROXY's hosts; an empty proxy also turns off the environment's.
+        try set(CURLOPT_PROXY, string: configuration.proxy(for: current.host) ?? "")
+        try set(CURLOPT_NOPROXY, string: "")
         try set(CURLOPT_TIMEOUT_MS, Int(remaining.roundedUpMilliseconds))
         var list: UnsafeMutablePointer<curl_slist>?
         for line in transfer.request.headerLines(for: current) {
@@ -217,8 +220,6 @@ final class EasyTransfer {
         try set(CURLOPT_PIPEWAIT, 1)
         try set(CURLOPT_TCP_KEEPALIVE, 1)
         try set(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1)
-        // An empty proxy disables the proxy environment variables.
-        try set(CURLOPT_PROXY, string: configuration.proxy ?? "")
         if let caBundle = configuration.caBundle {
             try set(CURLOPT_CAINFO, string: caBundle)
         }

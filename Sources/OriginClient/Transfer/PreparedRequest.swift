@@ -11,6 +11,8 @@ struct PreparedRequest: Sendable {
     let range: String?
     /// Configuration headers, then the request's.
     let headers: [(name: String, value: String)]
+    /// Configuration headers for the hosts of a pattern, chosen per hop.
+    let originHeaders: [OriginHeader]
     let acceptEncoding: Bool
 
     /// Validates `request` against `configuration`, before anything is resolved or sent.
@@ -34,6 +36,7 @@ struct PreparedRequest: Sendable {
         self.method = request.method
         self.range = request.byteRange?.description
         self.headers = configuration.extraHeaders + request.headers
+        self.originHeaders = configuration.originHeaders
         self.acceptEncoding = request.acceptEncoding
     }
 
@@ -71,7 +74,8 @@ struct PreparedRequest: Sendable {
     func headerLines(for hop: CurlURL) -> [String] {
         let sameOrigin = hop.origin == target.origin
         let credentials: Set<String> = ["authorization", "cookie", "proxy-authorization"]
-        return headers.compactMap { header in
+        let scoped = originHeaders.filter { $0.applies(to: hop.host) }.map { (name: $0.name, value: $0.value) }
+        return (scoped + headers).compactMap { header in
             if !sameOrigin, credentials.contains(header.name.lowercased()) { return nil }
             // "Name;" is curl's way to send a header with an empty value; "Name:" would remove it.
             return header.value.isEmpty ? "\(header.name);" : "\(header.name): \(header.value)"
