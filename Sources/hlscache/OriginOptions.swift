@@ -58,7 +58,8 @@ struct OriginOptions: ParsableArguments {
     func originAccess() throws -> OriginAccess {
         var access = OriginAccess()
         do {
-            access.headers = try originHeader.map { text throws(InvalidOriginHeader) in try OriginHeader(parsing: text) }
+            access.headers = try originHeader.map { text throws(InvalidOriginHeader) in try OriginHeader(parsing: text)
+            }
         } catch {
             throw ValidationError(error.description)
         }

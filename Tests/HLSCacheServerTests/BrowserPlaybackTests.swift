@@ -35,8 +35,10 @@ struct BrowserPlaybackTests {
         try await withServer(arguments: ["--cors-origin", "none"]) { server, origin in
             let source = server.proxied(origin.url("/fmp4/index.m3u8"))
             let playback = try #require(
-                try await Browser.play([Browser.pageURL(page.url(""), source: source, mode: "vhs")], seconds: 5, timeout: 30)
-                    .first)
+                try await Browser.play(
+                    [Browser.pageURL(page.url(""), source: source, mode: "vhs")], seconds: 5, timeout: 30
+                )
+                .first)
             #expect(!playback.played(1), "\(playback)")
             #expect(playback.console.contains { $0.contains("CORS policy") }, "\(playback)")
         }

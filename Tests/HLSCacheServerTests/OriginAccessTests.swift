@@ -14,7 +14,9 @@ struct OriginAccessTests {
         try await origin.start()
         defer { origin.stop() }
         let direct = try await FFmpeg.framemd5(origin.url("/fmp4/index.m3u8"))
-        for path in Self.files { origin.set(path, .requiring(header: "Referer", value: "https://site.test/secret-ref")) }
+        for path in Self.files {
+            origin.set(path, .requiring(header: "Referer", value: "https://site.test/secret-ref"))
+        }
 
         let without = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1"])
         let refused = try await TestHTTP.get(without.proxied(origin.url("/fmp4/index.m3u8")))

@@ -32,6 +32,7 @@ public enum Browser {
         /// Whether it played `seconds` without an error.
         public func played(_ seconds: Double) -> Bool { state.map { $0.error == nil && $0.time >= seconds } ?? false }
 
+        /// The page, how far it got, and its console.
         public var description: String {
             "\(url): \(state.map { "\($0.mode) t=\($0.time) error=\($0.error ?? "none")" } ?? "no state") \(console)"
         }
@@ -87,6 +88,7 @@ public enum BrowserError: Error, CustomStringConvertible {
     /// Playwright or Chromium failed to start.
     case playFailed(String)
 
+    /// What failed and what to install.
     public var description: String {
         switch self {
         case .setupFailed(let detail): "cannot set up Playwright and video.js (Tests/Browser/setup.sh): \(detail)"
