@@ -71,7 +71,7 @@ struct ConnectionTests {
             return (answer.status, answer.headers["allow"], connection.serverCloses())
         }
         #expect(status == 405)
-        #expect(allow == "GET, HEAD")
+        #expect(allow == "GET, HEAD, OPTIONS")
         #expect(closes)
         #expect(server.process.isRunning)
         await server.stop()
