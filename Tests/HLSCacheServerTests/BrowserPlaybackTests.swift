@@ -3,7 +3,7 @@ import HLSCacheTesting
 import Testing
 
 /// Web players in a real browser: headless Chromium plays through hlscache from a page on another origin.
-@Suite("Web players in Chromium")
+@Suite("Web players in Chromium", .serialized)
 struct BrowserPlaybackTests {
     static let streams = ["ts-multivariant/master.m3u8", "fmp4/index.m3u8", "aes128/index.m3u8"]
 
