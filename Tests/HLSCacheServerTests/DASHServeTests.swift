@@ -203,16 +203,7 @@ struct DASHServeTests {
             return
         }
         try await withServer { server, origin in
-            func frames(_ uri: String) async throws -> Int {
-                let result = try await ChildProcess.run(
-                    "/usr/bin/gst-launch-1.0",
-                    [
-                        "-v", "uridecodebin", "uri=\(uri)", "caps=video/x-raw", "!", "fakesink", "silent=false",
-                        "sync=false",
-                    ],
-                    timeout: 120)
-                return result.output.components(separatedBy: "chain").count - 1
-            }
+            func frames(_ uri: String) async throws -> Int { try await GStreamer.videoFrames(uri).frames }
             let direct = try await frames(origin.url("/dash-timeline/manifest.mpd"))
             let proxied = try await frames(server.proxied(origin.url("/dash-timeline/manifest.mpd")))
             #expect(direct == 60)

@@ -30,3 +30,16 @@ public enum FFmpeg {
         try await ChildProcess.run("/usr/bin/ffmpeg", arguments, timeout: 120)
     }
 }
+
+/// Runs GStreamer (`gst-launch-1.0`), the second player of the acceptance tests.
+public enum GStreamer {
+    /// Plays `uri` with `uridecodebin` into a fake sink, decoding video only, as fast as it can.
+    /// - Returns: the video frames that reached the sink, and the run.
+    public static func videoFrames(_ uri: String) async throws -> (frames: Int, run: ChildProcess.Result) {
+        let result = try await ChildProcess.run(
+            "/usr/bin/gst-launch-1.0",
+            ["-v", "uridecodebin", "uri=\(uri)", "caps=video/x-raw", "!", "fakesink", "silent=false", "sync=false"],
+            timeout: 120)
+        return (result.output.components(separatedBy: "chain").count - 1, result)
+    }
+}
