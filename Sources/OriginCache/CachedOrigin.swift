@@ -21,6 +21,8 @@ public final class CachedOrigin: Sendable {
     public let client: OriginClient
     /// The origin client for LL-HLS blocking playlist reloads: long first-byte timeout, no retry.
     package let blockingClient: OriginClient
+    /// How origin URLs become cache keys: every key of this cache is made by it.
+    public let keys: CacheKeyPolicy
 
     /// Opens the cache directory and starts the origin clients.
     /// - Parameters:
@@ -33,6 +35,7 @@ public final class CachedOrigin: Sendable {
         configuration: OriginCacheConfiguration, metrics: any OriginCacheMetrics = NoOriginCacheMetrics(),
         logger: Logger
     ) throws {
+        keys = configuration.cacheKeys
         var timeouts = OriginTimeouts()
         timeouts.connect = min(timeouts.connect, configuration.originTimeout)
         timeouts.firstByte = configuration.originTimeout

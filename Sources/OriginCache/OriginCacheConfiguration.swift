@@ -22,6 +22,8 @@ public struct OriginCacheConfiguration: Sendable {
     public var negativeTTL: Duration = .seconds(10)
     /// Headers, `User-Agent` and upstream proxy for every origin request.
     public var originAccess = OriginAccess()
+    /// The query parameters left out of cache keys.
+    public var cacheKeys = CacheKeyPolicy()
 
     /// The defaults: `./hlscache-cache`, 10 GB, any public host, 10 s, 512 MiB, 24 h and 60 s.
     public init() {}

@@ -39,10 +39,26 @@ struct OriginOptions: ParsableArguments {
             """)
     var upstreamProxy: String?
 
+    @Option(
+        help: """
+            Query parameter left out of the cache key of segments, keys and other objects (repeatable; * matches \
+            any run of characters: token, X-Amz-*): viewers with different tokens share one cached object, and the \
+            origin is asked with the first viewer's full URL.
+            """)
+    var cacheKeyIgnoreQuery: [String] = []
+
+    @Option(
+        help: """
+            Query parameter left out of the cache key of playlists and MPDs (.m3u8, .m3u, .mpd paths; repeatable): \
+            viewers then share one rewritten playlist, tokens in its URIs included.
+            """)
+    var playlistCacheKeyIgnoreQuery: [String] = []
+
     /// The options environment variables may set, for commands that take all of them.
     static let environmentOptions: [EnvironmentOption] = [
         .value("cache-dir"), .value("max-cache-size"), .repeated("allow-host"), .flag("allow-private-networks"),
         .value("origin-timeout"), .lines("origin-header"), .value("user-agent"), .value("upstream-proxy"),
+        .repeated("cache-key-ignore-query"), .repeated("playlist-cache-key-ignore-query"),
     ]
 
     /// The default cache directory.
@@ -52,6 +68,22 @@ struct OriginOptions: ParsableArguments {
         _ = try maxCacheBytes()
         _ = try timeout()
         _ = try originAccess()
+        _ = try cacheKeys()
+    }
+
+    /// `--cache-key-ignore-query` and `--playlist-cache-key-ignore-query`, checked.
+    func cacheKeys() throws -> CacheKeyPolicy {
+        do throws(InvalidQueryNamePattern) {
+            return CacheKeyPolicy(
+                ignoredQuery: try cacheKeyIgnoreQuery.map { text throws(InvalidQueryNamePattern) in
+                    try QueryNamePattern(text)
+                },
+                ignoredManifestQuery: try playlistCacheKeyIgnoreQuery.map { text throws(InvalidQueryNamePattern) in
+                    try QueryNamePattern(text)
+                })
+        } catch {
+            throw ValidationError(error.description)
+        }
     }
 
     /// `--origin-header`, `--user-agent`, `--upstream-proxy` and `NO_PROXY`, checked.
@@ -114,6 +146,7 @@ struct OriginOptions: ParsableArguments {
         configuration.addressPolicy = policy
         configuration.originTimeout = try timeout()
         configuration.originAccess = try originAccess()
+        configuration.cacheKeys = try cacheKeys()
         return configuration
     }
 }

@@ -25,7 +25,7 @@ struct ServeCommand: AsyncParsableCommand {
             .value("shutdown-grace"),
             .value("log-format"), .value("log-level"), .value("memory-cache-size"), .flag("no-event-loop-hits"),
             .value("max-connections"), .value("request-head-timeout"), .value("idle-timeout"), .value("send-timeout"),
-            .repeated("cors-origin"),
+            .repeated("cors-origin"), .value("admin-token"),
         ]
 
     @Option(help: "Address to listen on.")
@@ -95,6 +95,13 @@ struct ServeCommand: AsyncParsableCommand {
             """)
     var corsOrigin: [String] = []
 
+    @Option(
+        help: """
+            Bearer token for the admin routes: PURGE <proxied URL> and POST /admin/purge?prefix=<URL>. Without it \
+            those routes do not exist. Prefer HLSCACHE_ADMIN_TOKEN: a command line is visible to every local user.
+            """)
+    var adminToken: String?
+
     func validate() throws {
         _ = try makeConfiguration()
     }
@@ -125,6 +132,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.eventLoopHits = !noEventLoopHits
         configuration.originTimeout = try shared.timeout()
         configuration.originAccess = try shared.originAccess()
+        configuration.cacheKeys = try shared.cacheKeys()
         configuration.vodPlaylistTTL = try seconds(vodPlaylistTTL, "--vod-playlist-ttl")
         configuration.multivariantPlaylistTTL = try seconds(multivariantPlaylistTTL, "--multivariant-playlist-ttl")
         configuration.shutdownGrace = try seconds(shutdownGrace, "--shutdown-grace")
@@ -139,6 +147,12 @@ struct ServeCommand: AsyncParsableCommand {
         }
         configuration.logFormat = format
         configuration.cors = try CORSPolicy(arguments: corsOrigin)
+        if let adminToken {
+            guard adminToken.utf8.count >= 16, adminToken.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else {
+                throw ValidationError("--admin-token must be at least 16 printable ASCII characters without spaces")
+            }
+            configuration.adminToken = adminToken
+        }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
         return configuration
     }

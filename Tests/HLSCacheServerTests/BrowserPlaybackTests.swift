@@ -43,4 +43,24 @@ struct BrowserPlaybackTests {
             #expect(playback.console.contains { $0.contains("CORS policy") }, "\(playback)")
         }
     }
+
+    @Test("the status page links a busy stream to hlscache's player page, which plays it in Chromium's own player")
+    func statusPageLinksAPlayerPage() async throws {
+        try await Browser.prepare()
+        try await withServer { server, origin in
+            let stream = origin.url("/fmp4/index.m3u8")
+            #expect(try await TestHTTP.get(server.proxied(stream)).status == 200)
+            let status = try await TestHTTP.get(server.url("/")).text
+            let link = try #require(
+                status.components(separatedBy: "<a href=\"").dropFirst().map { $0.prefix { $0 != "\"" } }
+                    .first { $0.hasPrefix("/play?") },
+                "no player link on the status page: \(status)")
+            let path = link.replacingOccurrences(of: "&amp;", with: "&")
+            let page = try await TestHTTP.get(server.url(path))
+            #expect(page.status == 200 && page.text.contains("<video"), "\(page.text)")
+            let playback = try #require(try await Browser.play([server.url(path)], seconds: 3, timeout: 60).first)
+            #expect(playback.played(3), "\(playback)")
+            #expect(try await TestHTTP.get(server.url("/play?src=https://elsewhere.test/a.m3u8")).status == 400)
+        }
+    }
 }

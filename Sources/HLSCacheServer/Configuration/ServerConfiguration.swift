@@ -57,6 +57,10 @@ public struct ServerConfiguration: Sendable {
     public var sendTimeout: Duration = .seconds(60)
     /// Headers, `User-Agent` and upstream proxy for every origin request.
     public var originAccess = OriginAccess()
+    /// The query parameters left out of cache keys (`--cache-key-ignore-query`).
+    public var cacheKeys = CacheKeyPolicy()
+    /// The bearer token the admin routes (`PURGE`, `POST /admin/purge`) need; without one they do not exist.
+    public var adminToken: String?
     /// Which web pages may read answers (`--cors-origin`): any by default.
     public var cors: CORSPolicy = .anyOrigin
 
@@ -84,6 +88,7 @@ public struct ServerConfiguration: Sendable {
         originCache.multivariantPlaylistTTL = multivariantPlaylistTTL
         originCache.negativeTTL = negativeTTL
         originCache.originAccess = originAccess
+        originCache.cacheKeys = cacheKeys
         return originCache
     }
 

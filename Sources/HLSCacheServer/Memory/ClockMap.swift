@@ -83,6 +83,15 @@ struct ClockMap<Key: Hashable, Value> {
         return slot.value
     }
 
+    /// Removes every value whose key matches.
+    /// - Returns: how many were removed.
+    @discardableResult
+    mutating func removeAll(where matches: (Key) -> Bool) -> Int {
+        let keys = slots.keys.filter(matches)
+        for key in keys { removeValue(forKey: key) }
+        return keys.count
+    }
+
     /// Drops the queue's consumed front, and keys no longer held once they are most of it.
     private mutating func compact() {
         if hand > 1024, hand * 2 > queue.count {

@@ -55,6 +55,13 @@ final class HotObjects: Sendable {
         }
     }
 
+    /// Forgets the objects whose key matches (a purge).
+    /// - Returns: how many were held.
+    @discardableResult
+    func remove(where matches: @Sendable (CacheKey) -> Bool) -> Int {
+        entries.withLock { $0.removeAll(where: matches) }
+    }
+
     /// Objects and bytes held.
     var usage: (objects: Int, bytes: Int) {
         entries.withLock { ($0.count, $0.totalCost) }

@@ -153,6 +153,16 @@ final class RenderedPlaylists: Sendable {
         }
     }
 
+    /// Forgets the renderings whose key matches (a purge).
+    /// - Returns: how many were held.
+    @discardableResult
+    func remove(where matches: @Sendable (CacheKey) -> Bool) -> Int {
+        state.withLock { state in
+            state.fileKeys.removeAll(where: matches)
+            return state.entries.removeAll(where: matches)
+        }
+    }
+
     /// Writes `bytes` to a new file at `path`, unlinks it and keeps it open.
     private static func write(_ bytes: UnsafeBufferPointer<UInt8>, to path: String) -> RenderedFile? {
         let descriptor = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)

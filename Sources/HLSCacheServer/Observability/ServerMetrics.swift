@@ -22,6 +22,9 @@ final class ServerMetrics: Sendable {
     private let diskErrors: CoreMetrics.Counter
     /// `hlscache_playlist_renders_total`: playlists parsed and rewritten for serving (once per origin version).
     let playlistRenders: CoreMetrics.Counter
+    /// `hlscache_purged_entries_total`: cache entries removed by the admin purge routes.
+    private let purgedEntries: CoreMetrics.Counter
+    private let purgeRequests: [String: CoreMetrics.Counter]
     private let requestDuration: CoreMetrics.Timer
     private let eventLoopHits: [HitBodyKind: CoreMetrics.Counter]
     private let servedTotal = Atomic<Int64>(0)
@@ -52,6 +55,13 @@ final class ServerMetrics: Sendable {
                 label: "hlscache_event_loop_hits_total", dimensions: [("body", body.rawValue)], factory: factory)
         }
         self.eventLoopHits = eventLoopHits
+        purgedEntries = CoreMetrics.Counter(label: "hlscache_purged_entries_total", factory: factory)
+        var purgeRequests: [String: CoreMetrics.Counter] = [:]
+        for result in ["ok", "unauthorized", "forbidden", "invalid"] {
+            purgeRequests[result] = CoreMetrics.Counter(
+                label: "hlscache_purge_requests_total", dimensions: [("result", result)], factory: factory)
+        }
+        self.purgeRequests = purgeRequests
         requestDuration = CoreMetrics.Timer(
             label: "hlscache_request_duration_seconds", preferredDisplayUnit: .seconds, factory: factory)
     }
@@ -74,6 +84,16 @@ final class ServerMetrics: Sendable {
     /// Counts a hit answered on the event loop (`hlscache_event_loop_hits_total`), by how its body was sent.
     func eventLoopHit(body: HitBodyKind) {
         eventLoopHits[body]?.increment()
+    }
+
+    /// Counts an admin purge request by result: `ok`, `unauthorized`, `forbidden` or `invalid`.
+    func purgeRequest(result: String) {
+        purgeRequests[result]?.increment()
+    }
+
+    /// Counts cache entries removed by a purge.
+    func purged(entries: Int) {
+        purgedEntries.increment(by: entries)
     }
 
     /// Counts a request sent to an origin, by HTTP status or, when none came, the error's label.

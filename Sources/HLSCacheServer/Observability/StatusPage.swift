@@ -3,7 +3,8 @@ import OriginClient
 import SegmentCache
 
 /// `GET /`: a small HTML page a person can read: version, uptime, cache size and entries, hit ratio, bytes
-/// from origins against bytes served, and the busiest streams of the last five minutes.
+/// from origins against bytes served, and the busiest streams of the last five minutes, each linked to the
+/// ``PlayerPage`` that plays it (unless its URL carries a secret).
 enum StatusPage {
     static func render(components: ServerComponents) -> String {
         let statistics = components.cache.statistics
@@ -16,9 +17,11 @@ enum StatusPage {
         var rows = ""
         for row in components.observability.activity.busiest() {
             let stream = escape(SecretRedaction.redact(row.stream))
-            rows += "<tr><td>\(stream)</td><td>\(row.requests)</td><td>\(bytes(row.bytes))</td></tr>\n"
+            let play = PlayerPage.link(forStream: row.stream).map { "<a href=\"\(escape($0))\">play</a>" } ?? ""
+            rows +=
+                "<tr><td>\(stream)</td><td>\(row.requests)</td><td>\(bytes(row.bytes))</td><td>\(play)</td></tr>\n"
         }
-        if rows.isEmpty { rows = "<tr><td colspan=\"3\">no requests in the last 5 minutes</td></tr>\n" }
+        if rows.isEmpty { rows = "<tr><td colspan=\"4\">no requests in the last 5 minutes</td></tr>\n" }
         let configuration = components.configuration
         return """
             <!doctype html>
@@ -37,7 +40,7 @@ enum StatusPage {
             <tr><th>Disk errors</th><td>\(statistics.diskErrors)</td></tr>
             </table>
             <h2>Busiest streams, last 5 minutes</h2>
-            <table><tr><th>Stream</th><th>Requests</th><th>Served</th></tr>
+            <table><tr><th>Stream</th><th>Requests</th><th>Served</th><th>Player</th></tr>
             \(rows)</table>
             <p><a href="/metrics">/metrics</a> · <a href="/healthz">/healthz</a></p>
             </body></html>

@@ -70,10 +70,11 @@ struct PlaylistRenderer {
     private func indexSegments(of mpd: MPD, url: String) {
         guard let representations = try? mpd.objectsByRepresentation(documentURL: url) else { return }
         for (id, objects) in representations {
+            let policy = components.origin.keys
             let keys = objects.filter { $0.role == .media }.compactMap { object -> CacheKey? in
-                guard let range = object.range else { return CacheKey(url: object.url) }
+                guard let range = object.range else { return policy.key(for: object.url) }
                 return ByteRange(offset: range.lowerBound, length: range.upperBound - range.lowerBound + 1).map {
-                    CacheKey(url: object.url, range: $0)
+                    policy.key(for: object.url, range: $0)
                 }
             }
             guard keys.count <= SegmentIndex.maxSegmentsPerPlaylist else { continue }
@@ -99,7 +100,8 @@ struct PlaylistRenderer {
         var newest: [CacheKey] = []
         if playlist.kind == .media {
             let count = components.configuration.prefetchCount
-            let (segments, isComplete) = SegmentIndex.segmentKeys(of: playlist, url: key.url, newest: count)
+            let (segments, isComplete) = SegmentIndex.segmentKeys(
+                of: playlist, url: key.url, newest: count, policy: components.origin.keys)
             if isComplete {
                 components.segmentIndex.record(playlist: key.url, segments: segments, isVOD: !playlist.isLive)
             }

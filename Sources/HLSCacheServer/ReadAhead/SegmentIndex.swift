@@ -1,5 +1,6 @@
 import ByteRanges
 import HLSPlaylist
+import OriginCache
 import SegmentCache
 import Synchronization
 
@@ -65,21 +66,24 @@ final class SegmentIndex: Sendable {
 
     /// The cache keys of a media playlist's segments (byte ranges included), in order; gaps and URIs that
     /// cannot be resolved are left out. A playlist of more than ``maxSegmentsPerPlaylist`` gives only its `newest`
-    /// segments (for live read-ahead), and `isComplete` false: it is not indexed.
-    static func segmentKeys(of playlist: Playlist, url: String, newest: Int) -> (keys: [CacheKey], isComplete: Bool) {
+    /// segments (for live read-ahead), and `isComplete` false: it is not indexed. The keys are made by `policy`,
+    /// as the requests for the segments will be.
+    static func segmentKeys(
+        of playlist: Playlist, url: String, newest: Int, policy: CacheKeyPolicy
+    ) -> (keys: [CacheKey], isComplete: Bool) {
         let targets = playlist.segmentTargets(playlistURL: url, limit: maxSegmentsPerPlaylist + 1)
         guard targets.count <= maxSegmentsPerPlaylist else {
-            return (keys(of: playlist.segmentTargets(playlistURL: url, newest: newest)), false)
+            return (keys(of: playlist.segmentTargets(playlistURL: url, newest: newest), policy: policy), false)
         }
-        return (keys(of: targets), true)
+        return (keys(of: targets, policy: policy), true)
     }
 
-    private static func keys(of targets: [SegmentTarget]) -> [CacheKey] {
+    private static func keys(of targets: [SegmentTarget], policy: CacheKeyPolicy) -> [CacheKey] {
         targets.compactMap { target in
-            guard let range = target.byteRange else { return CacheKey(url: target.url) }
+            guard let range = target.byteRange else { return policy.key(for: target.url) }
             // A zero-length range names no bytes: nothing to read ahead.
             guard range.length > 0 else { return nil }
-            return CacheKey(url: target.url, range: range)
+            return policy.key(for: target.url, range: range)
         }
     }
 }

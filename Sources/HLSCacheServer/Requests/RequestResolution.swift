@@ -1,11 +1,12 @@
 import ByteRanges
 import HTTPTypes
+import OriginCache
 import OriginClient
 import SegmentCache
 
 /// What a request is for, decided once from its method, target and `Range` header: the one place that knows
 /// hlscache's own routes, the target length limit, the forward and reverse forms, the userinfo and address-policy
-/// refusals, and the cache key. The event-loop hit path and the async responder both start from it.
+/// refusals, and the cache key (by the cache's ``CacheKeyPolicy``). The event-loop hit path and the async responder both start from it.
 enum RequestResolution {
     /// One of hlscache's own routes.
     case own(OwnRoute)
@@ -17,9 +18,18 @@ enum RequestResolution {
     /// hlscache's own routes.
     enum OwnRoute: Sendable {
         case health, metrics, status
+        /// The player page (`/play?src=…`, forward mode).
+        case player
         /// A CORS preflight (`OPTIONS`, any path).
         case preflight
+        /// `PURGE` of a proxied object, with `--admin-token`: the entries of this key URL go.
+        case purge(url: String)
+        /// `POST /admin/purge`, with `--admin-token`: the entries under a URL prefix the request gives go.
+        case purgePrefix
     }
+
+    /// The admin route's path (with `--admin-token` only; in reverse mode it is then not proxied).
+    static let adminPurgePath = "/admin/purge"
 
     /// A request for an origin object, resolved.
     struct OriginRequest: Sendable {
@@ -45,6 +55,12 @@ enum RequestResolution {
             self = .own(.preflight)
             return
         }
+        if configuration.adminToken != nil,
+            let admin = Self.admin(method: method, target: target, path: path, components)
+        {
+            self = admin
+            return
+        }
         switch path {
         case "/healthz" where isRead:
             self = .own(.health)
@@ -54,6 +70,9 @@ enum RequestResolution {
             return
         case "/" where method == .get && configuration.reverseOrigin == nil:
             self = .own(.status)
+            return
+        case PlayerPage.path where method == .get && configuration.reverseOrigin == nil:
+            self = .own(.player)
             return
         default: break
         }
@@ -78,6 +97,23 @@ enum RequestResolution {
             return
         }
         let requested = range.flatMap(RequestedRange.init(header:))
-        self = .origin(OriginRequest(url: url, requested: requested, key: CacheKey(origin: url, requested: requested)))
+        let key = components.origin.keys.key(origin: url, requested: requested)
+        self = .origin(OriginRequest(url: url, requested: requested, key: key))
+    }
+
+    /// The admin routes, which exist only with `--admin-token`: `PURGE <proxied target>` and
+    /// `POST /admin/purge` (the token itself is checked by the answer, which sees the headers).
+    private static func admin(
+        method: HTTPRequest.Method, target: String, path: String, _ components: ServerComponents
+    ) -> RequestResolution? {
+        if path == adminPurgePath {
+            return method == .post ? .own(.purgePrefix) : .refused(.methodNotAllowed, "use POST \(adminPurgePath)")
+        }
+        guard method.rawValue == "PURGE" else { return nil }
+        let configuration = components.configuration
+        guard let url = OriginTarget.originURL(for: target, reverseOrigin: configuration.reverseOrigin) else {
+            return .refused(.notFound, "no origin in \(target): PURGE /o/<scheme>/<host>/<path> or a reverse path")
+        }
+        return .own(.purge(url: components.origin.keys.identity(of: url)))
     }
 }

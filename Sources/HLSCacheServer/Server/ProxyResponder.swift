@@ -43,8 +43,19 @@ struct ProxyResponder: HTTPResponder {
             return Answer(
                 .ok, buffer: ByteBuffer(string: page), contentType: "text/html; charset=utf-8", result: .bypass,
                 record: record)
+        case .own(.player):
+            guard let page = PlayerPage.render(target: request.head.path ?? "") else {
+                return Answer(failure: .badRequest, reason: "give src=/o/<scheme>/<host>/<path>", record: record)
+            }
+            return Answer(
+                .ok, buffer: ByteBuffer(string: page), contentType: "text/html; charset=utf-8", result: .bypass,
+                record: record)
         case .own(.preflight):
             return Answer(preflightAsking: request.headers[.accessControlRequestHeaders], record: record)
+        case .own(.purge(let url)):
+            return await AdminPurge(components: components).answer(.url(url), request: request, record: record)
+        case .own(.purgePrefix):
+            return await AdminPurge(components: components).answer(.prefix, request: request, record: record)
         case .refused(let status, let reason):
             return Answer(failure: status, reason: reason, record: record)
         case .origin(let resolved):

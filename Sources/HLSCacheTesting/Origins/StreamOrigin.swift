@@ -30,6 +30,9 @@ public final class StreamOrigin: Sendable {
         case slowSecondHalf(Duration)
         /// Serve normally when the request has this header with this value, else answer 403.
         case requiring(header: String, value: String)
+        /// A signed URL: answer 403 unless the query has this parameter with a value; a playlist's URI lines get
+        /// the same `?name=value`, as a CDN's per-viewer tokens do.
+        case signed(parameter: String)
     }
 
     private let requests = Mutex<[String: Int]>([:])
@@ -124,6 +127,22 @@ public final class StreamOrigin: Sendable {
         case .requiring(let name, let value)?:
             guard let field = HTTPField.Name(name), request.headers[field] == value else {
                 return Response(status: .forbidden, body: .init(byteBuffer: ByteBuffer(string: "no \(name)\n")))
+            }
+        case .signed(let name)?:
+            let query = request.uri.query ?? ""
+            guard let pair = query.split(separator: "&").first(where: { $0.hasPrefix(name + "=") }),
+                pair.count > name.count + 1
+            else {
+                return Response(status: .forbidden, body: .init(byteBuffer: ByteBuffer(string: "no \(name)\n")))
+            }
+            if path.hasSuffix(".m3u8"), let bytes = file(for: path) {
+                let signed = String(decoding: bytes, as: UTF8.self).split(
+                    separator: "\n", omittingEmptySubsequences: false
+                )
+                .map { $0.isEmpty || $0.hasPrefix("#") ? String($0) : "\($0)?\(pair)" }.joined(separator: "\n")
+                return Response(
+                    status: .ok, headers: [.contentType: Self.contentType(path)],
+                    body: .init(byteBuffer: ByteBuffer(string: signed)))
             }
         case .thenStatus(let code)? where seen > 1:
             return Response(status: .init(code: code), body: .init(byteBuffer: ByteBuffer(string: "status \(code)\n")))

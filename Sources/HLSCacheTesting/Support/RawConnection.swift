@@ -22,6 +22,8 @@ public final class RawConnection: Sendable {
         case connect(Int32)
         /// The peer closed after this many unread bytes.
         case closed(afterBytes: Int)
+        /// The peer reset the connection (a close with unread data in its receive buffer).
+        case reset
         /// The answer is not HTTP, or a read failed.
         case malformed(String)
     }
@@ -124,6 +126,9 @@ public final class RawConnection: Sendable {
             while true { try fill() }
         } catch Failure.closed {
             return true
+        } catch Failure.reset {
+            // A server that closes a connection whose request it did not read whole resets it: a close too.
+            return true
         } catch {
             return false
         }
@@ -181,6 +186,7 @@ public final class RawConnection: Sendable {
         if count == 0 { throw Failure.closed(afterBytes: buffer.withLock { $0.count }) }
         if count < 0 {
             if errno == EINTR { return }
+            if errno == ECONNRESET { throw Failure.reset }
             throw Failure.malformed("recv failed: errno \(errno)")
         }
         chunk.withUnsafeBufferPointer { bytes in

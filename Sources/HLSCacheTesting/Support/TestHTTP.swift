@@ -45,6 +45,31 @@ public enum TestHTTP {
         return Answer(status: response.status, headers: response.headers, body: body)
     }
 
+    /// Sends a request of any method (`PURGE`, `POST`…) with the curl command, off the concurrency pool.
+    /// - Parameters:
+    ///   - method: the method.
+    ///   - url: the URL.
+    ///   - headers: `Name: value` lines.
+    ///   - body: a request body, sent as it is.
+    /// - Returns: the status, the headers (names in lower case) and the body as text.
+    public static func send(
+        _ method: String, _ url: String, headers: [String] = [], body: String? = nil
+    ) async throws -> (status: Int, headers: [String: String], text: String) {
+        var arguments = ["-s", "-i", "-X", method, url]
+        for header in headers { arguments += ["-H", header] }
+        if let body { arguments += ["--data-binary", body] }
+        let result = try await ChildProcess.run("/usr/bin/curl", arguments)
+        let parts = result.output.components(separatedBy: "\r\n\r\n")
+        var lines = (parts.first ?? "").components(separatedBy: "\r\n")
+        let status = Int(lines.removeFirst().split(separator: " ").dropFirst().first ?? "") ?? 0
+        var fields: [String: String] = [:]
+        for line in lines {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            fields[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        return (status, fields, parts.dropFirst().joined(separator: "\r\n\r\n"))
+    }
+
     /// Fetches `url` into the file `path` with the curl command, off the concurrency pool: for bodies of tens of
     /// megabytes, which a debug build would otherwise copy an element at a time on a pool thread.
     /// - Returns: the status and the headers (names in lower case).

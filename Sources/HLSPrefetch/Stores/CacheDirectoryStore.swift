@@ -13,7 +13,7 @@ struct CacheDirectoryStore: PrefetchStore {
     func playlist(_ url: String, fresh: Bool) async throws -> [UInt8] {
         let response: CacheResponse
         do {
-            response = try await origin.cache.fetch(CacheKey(url: url), freshness: fresh ? .fresh : .any)
+            response = try await origin.cache.fetch(origin.keys.key(for: url), freshness: fresh ? .fresh : .any)
         } catch {
             throw FetchFailure(status: nil, description: "\(error)")
         }
@@ -26,7 +26,7 @@ struct CacheDirectoryStore: PrefetchStore {
     }
 
     func store(_ object: PrefetchObject) async throws -> StoreOutcome {
-        let key = Self.key(object)
+        let key = key(object)
         if let cached = origin.cache.cachedEntry(for: key), (200..<300).contains(cached.metadata.status) {
             return .present(bytes: cached.metadata.contentLength ?? 0)
         }
@@ -54,8 +54,8 @@ struct CacheDirectoryStore: PrefetchStore {
         await origin.close()
     }
 
-    /// The cache key the server uses for an object.
-    static func key(_ object: PrefetchObject) -> CacheKey {
-        CacheKey(url: object.url, range: object.range)
+    /// The cache key the server uses for an object (made by the same ``CacheKeyPolicy``).
+    func key(_ object: PrefetchObject) -> CacheKey {
+        origin.keys.key(for: object.url, range: object.range)
     }
 }

@@ -16,7 +16,8 @@ import SegmentCache
 /// - Anything else is stored without expiry (segments, keys and init sections do not change), unless the
 ///   origin says `no-store`.
 /// - Non-2xx answers are passed through unstored, except a 404 or 410 for an object that is not a manifest, which
-///   is remembered for `negativeTTL`.
+///   is remembered for `negativeTTL` (unless the key left query parameters out: another viewer's token may work).
+/// - The request goes to the key's ``CacheKey/fetchURL``; everything stored and logged names its ``CacheKey/url``.
 struct OriginObjectSource: ObjectSource {
     let client: any OriginFetching
     /// The client for LL-HLS blocking playlist reloads, whose first byte may take several target durations.
@@ -28,14 +29,14 @@ struct OriginObjectSource: ObjectSource {
     let metrics: any OriginCacheMetrics
 
     func fetch(_ key: CacheKey) async throws -> SourceResponse {
-        var request = OriginRequest(url: key.url)
+        var request = OriginRequest(url: key.fetchURL)
         if let range = key.range {
             guard range.length > 0 else {
                 throw OriginError.invalidRequest(url: key.url, reason: "empty byte range \(range)")
             }
             request.byteRange = RequestedRange(range)
         }
-        let blocking = Self.isBlockingReload(key.url)
+        let blocking = Self.isBlockingReload(key.fetchURL)
         let response: OriginResponse
         do {
             response = try await (blocking ? blockingClient : client).fetch(request)
@@ -47,7 +48,9 @@ struct OriginObjectSource: ObjectSource {
         let directives = CacheDirectives(header: response.header)
         guard response.isSuccess else {
             let guess = ObjectKind.guess(url: key.url)
-            let negative = [404, 410].contains(response.status) && negativeTTL > .zero && !guess.isManifest
+            let negative =
+                [404, 410].contains(response.status) && negativeTTL > .zero && !guess.isManifest
+                && key.fetchURL == key.url
             return SourceResponse(
                 status: response.status, cacheable: negative && !directives.noStore, contentType: "text/plain",
                 contentLength: 0, expiry: negative ? Date().addingTimeInterval(negativeTTL.seconds) : nil,

@@ -6,23 +6,43 @@ import ByteRanges
 /// its range. A request whose range lies inside a cached object is served from that object
 /// (see ``SegmentCache/fetch(_:freshness:)``). The key is only ever hashed to name a file:
 /// no part of it becomes a path.
+///
+/// A key may be fetched from a URL other than the one that identifies it (``fetchURL``): the same URL with a
+/// viewer's token in its query, when the operator told the cache to leave such parameters out of its keys. Two
+/// keys are equal when their ``url`` and ``range`` are, whatever URL they are fetched from.
 public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
-    /// The absolute origin URL, after playlist resolution.
+    /// The absolute origin URL, after playlist resolution: what identifies the object.
     public let url: String
     /// The bytes of the object at `url` this key stands for, or `nil` for the whole object.
     public let range: ByteRange?
+    /// The URL the object is fetched from: ``url`` itself, or ``url`` with the query parameters the key leaves
+    /// out. Never stored, never part of the key's identity.
+    public let fetchURL: String
 
     /// Creates a key.
     /// - Parameters:
     ///   - url: the absolute origin URL.
     ///   - range: the byte range of a ranged object, or `nil` for the whole object.
-    public init(url: String, range: ByteRange? = nil) {
+    ///   - fetchURL: the URL to fetch the object from, when it is not `url`.
+    public init(url: String, range: ByteRange? = nil, fetchURL: String? = nil) {
         self.url = url
         self.range = range
+        self.fetchURL = fetchURL ?? url
     }
 
-    /// The key of the whole object this key's URL names.
-    public var wholeObject: CacheKey { CacheKey(url: url) }
+    /// The key of the whole object this key's URL names, fetched from the same URL.
+    public var wholeObject: CacheKey { CacheKey(url: url, fetchURL: fetchURL) }
+
+    /// Whether two keys name the same object (their ``url`` and ``range``).
+    public static func == (lhs: CacheKey, rhs: CacheKey) -> Bool {
+        lhs.url == rhs.url && lhs.range == rhs.range
+    }
+
+    /// Hashes what identifies the object (``url`` and ``range``).
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(url)
+        hasher.combine(range)
+    }
 
     /// The URL, followed by the range when there is one: `https://o/seg.ts [1024+512]`.
     public var description: String {
@@ -35,13 +55,10 @@ extension CacheKey {
     /// The cache object a request for `origin` asks for: a closed range `a-b` is an object of its own (an
     /// `EXT-X-BYTERANGE` segment); open and suffix ranges are cut from the whole object.
     /// - Parameters:
-    ///   - origin: the origin URL.
+    ///   - origin: the origin URL that identifies the object.
     ///   - requested: the request's range, if any.
-    public init(origin: String, requested: RequestedRange?) {
-        if let range = requested?.closedBytes {
-            self.init(url: origin, range: range)
-        } else {
-            self.init(url: origin)
-        }
+    ///   - fetchURL: the URL to fetch the object from, when it is not `origin`.
+    public init(origin: String, requested: RequestedRange?, fetchURL: String? = nil) {
+        self.init(url: origin, range: requested?.closedBytes, fetchURL: fetchURL)
     }
 }

@@ -1,0 +1,104 @@
+import Foundation
+import HLSCacheTesting
+import Testing
+
+/// Throwing a bad object out of the cache without wiping the directory: `PURGE` and `POST /admin/purge`, behind
+/// `--admin-token`.
+@Suite("Purge")
+struct PurgeTests {
+    static let token = "admin-token-0123456789"
+    static let bearer = "Authorization: Bearer \(token)"
+
+    @Test("PURGE needs the admin token: 401 without one, 403 with a wrong one; with it the next request is a miss")
+    func purgeOneObject() async throws {
+        try await withServer(arguments: ["--admin-token", Self.token, "--prefetch", "0"]) { server, origin in
+            let url = server.proxied(origin.url("/fmp4/seg0.m4s"))
+            _ = try await TestHTTP.get(url)
+            #expect(try await TestHTTP.get(url).header("x-cache") == "HIT")
+
+            let anonymous = try await TestHTTP.send("PURGE", url)
+            #expect(anonymous.status == 401)
+            #expect(anonymous.headers["www-authenticate"]?.hasPrefix("Bearer") == true)
+            #expect(anonymous.headers["access-control-allow-origin"] == "*", "errors carry CORS headers")
+            let wrong = try await TestHTTP.send("PURGE", url, headers: ["Authorization: Bearer not-the-token"])
+            #expect(wrong.status == 403)
+            #expect(try await TestHTTP.get(url).header("x-cache") == "HIT", "a refused purge removed something")
+
+            let purged = try await TestHTTP.send("PURGE", url, headers: [Self.bearer])
+            #expect(purged.status == 200)
+            #expect(purged.text == "{\"purged\":1}\n")
+            let again = try await TestHTTP.get(url)
+            #expect(again.status == 200 && again.header("x-cache") == "MISS")
+            #expect(origin.count("/fmp4/seg0.m4s") == 2)
+
+            let metrics = try await TestHTTP.get(server.url("/metrics")).text
+            #expect(metrics.contains("hlscache_purged_entries_total 1"), "\(metrics)")
+            #expect(metrics.contains("hlscache_purge_requests_total{result=\"unauthorized\"} 1"))
+            #expect(metrics.contains("hlscache_purge_requests_total{result=\"forbidden\"} 1"))
+            #expect(!server.log.contains(Self.token), "the admin token was logged")
+        }
+    }
+
+    @Test("PURGE removes every byte range of an object too")
+    func purgeRemovesRanges() async throws {
+        try await withServer(arguments: ["--admin-token", Self.token, "--prefetch", "0"]) { server, origin in
+            let url = server.proxied(origin.url("/byterange/media.ts"))
+            for range in ["bytes=0-999", "bytes=1000-1999"] {
+                _ = try await TestHTTP.get(url, headers: [("Range", range)])
+            }
+            _ = try await TestHTTP.get(url)
+            let purged = try await TestHTTP.send("PURGE", url, headers: [Self.bearer])
+            #expect(purged.text == "{\"purged\":3}\n")
+            let ranged = try await TestHTTP.get(url, headers: [("Range", "bytes=0-999")])
+            #expect(ranged.status == 206 && ranged.header("x-cache") == "MISS")
+        }
+    }
+
+    @Test("POST /admin/purge removes everything under a prefix, rewritten playlists in memory included")
+    func purgeByPrefix() async throws {
+        try await withServer(arguments: ["--admin-token", Self.token, "--prefetch", "0"]) { server, origin in
+            let playlist = server.proxied(origin.url("/fmp4/index.m3u8"))
+            _ = try await TestHTTP.get(playlist)
+            for segment in ["/fmp4/init.mp4", "/fmp4/seg0.m4s", "/aes128/seg0.ts"] {
+                _ = try await TestHTTP.get(server.proxied(origin.url(segment)))
+            }
+            #expect(try await TestHTTP.get(playlist).header("x-cache") == "HIT")
+
+            let missing = try await TestHTTP.send("POST", server.url("/admin/purge"), headers: [Self.bearer])
+            #expect(missing.status == 400)
+            let prefix = origin.url("/fmp4/").addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+            let purged = try await TestHTTP.send(
+                "POST", server.url("/admin/purge?prefix=\(prefix)"), headers: [Self.bearer])
+            #expect(purged.status == 200)
+            #expect(purged.text == "{\"purged\":3}\n")
+            #expect(try await TestHTTP.get(playlist).header("x-cache") == "MISS")
+            #expect(origin.count("/fmp4/index.m3u8") == 2)
+            let other = try await TestHTTP.get(server.proxied(origin.url("/aes128/seg0.ts")))
+            #expect(other.header("x-cache") == "HIT", "an entry outside the prefix went")
+
+            // A proxy path in a form body works too.
+            let form = try await TestHTTP.send(
+                "POST", server.url("/admin/purge"), headers: [Self.bearer],
+                body: "prefix="
+                    + server.proxied(origin.url("/aes128/")).replacingOccurrences(of: server.url(""), with: ""))
+            #expect(form.text == "{\"purged\":1}\n")
+        }
+    }
+
+    @Test("without --admin-token the admin routes do not exist")
+    func noTokenNoRoutes() async throws {
+        try await withServer { server, origin in
+            let url = server.proxied(origin.url("/fmp4/seg0.m4s"))
+            _ = try await TestHTTP.get(url)
+            let purge = try await TestHTTP.send("PURGE", url, headers: [Self.bearer])
+            #expect(purge.status == 405)
+            let admin = try await TestHTTP.send(
+                "POST", server.url("/admin/purge?prefix=http://x/"), headers: [Self.bearer])
+            #expect(admin.status == 405 || admin.status == 404)
+            #expect(try await TestHTTP.get(url).header("x-cache") == "HIT")
+        }
+        let weak = try await ChildProcess.run(
+            ServerProcess.binary.path, ["serve", "--admin-token", "short"], timeout: 30)
+        #expect(weak.status != 0 && weak.errors.contains("--admin-token"))
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+import HLSCacheTesting
+import Testing
+
+/// Signed URLs: per-viewer tokens in every URL, shared cache objects with `--cache-key-ignore-query`.
+@Suite("Signed URLs and token-insensitive cache keys")
+struct SignedURLTests {
+    static let stream = [
+        "/ts-multivariant/hi/index.m3u8", "/ts-multivariant/hi/seg0.ts", "/ts-multivariant/hi/seg1.ts",
+        "/ts-multivariant/hi/seg2.ts",
+    ]
+    static let segments = Array(stream.dropFirst())
+
+    static func signedOrigin() async throws -> StreamOrigin {
+        let origin = StreamOrigin()
+        try await origin.start()
+        for path in stream { origin.set(path, .signed(parameter: "token")) }
+        return origin
+    }
+
+    @Test("ten players with different tokens: each segment is fetched once, with a viewer's token, and plays the same")
+    func tenViewersShareOneFetchPerSegment() async throws {
+        let origin = try await Self.signedOrigin()
+        defer { origin.stop() }
+        let direct = try await FFmpeg.framemd5(origin.url("/ts-multivariant/hi/index.m3u8?token=direct"))
+        #expect(direct.status == 0, "\(direct.errors)")
+        let before = origin.counts
+
+        // Read-ahead on: its keys come from the playlist, and must be the keys the players ask for.
+        let server = try await ServerProcess.start(arguments: [
+            "--allow-host", "127.0.0.1", "--cache-key-ignore-query", "token",
+        ])
+        let results = try await withThrowingTaskGroup(of: ChildProcess.Result.self) { group in
+            for viewer in 0..<10 {
+                let url = server.proxied(origin.url("/ts-multivariant/hi/index.m3u8?token=viewer\(viewer)"))
+                group.addTask { try await FFmpeg.framemd5(url) }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        for result in results {
+            #expect(result.status == 0, "\(result.errors)")
+            #expect(result.output == direct.output)
+        }
+        for path in Self.segments {
+            #expect(origin.count(path) - (before[path] ?? 0) == 1, "\(path) fetched \(origin.count(path)) times")
+        }
+        // Playlists keep their tokens in the key: one per viewer.
+        #expect(origin.count(Self.stream[0]) - (before[Self.stream[0]] ?? 0) == 10)
+        let segmentTargets = origin.targets.filter { $0.hasSuffix(".ts") || $0.contains(".ts?") }
+        #expect(segmentTargets.allSatisfy { $0.contains("?token=") }, "\(segmentTargets)")
+        // What the status page and the cache name is the key without the token.
+        let cached = try await TestHTTP.get(server.proxied(origin.url("/ts-multivariant/hi/seg0.ts?token=late")))
+        #expect(cached.header("x-cache") == "HIT")
+        await server.stop()
+    }
+
+    @Test("without the option every token is an object of its own; with the playlist option viewers share playlists")
+    func keysFollowTheOptions() async throws {
+        let origin = try await Self.signedOrigin()
+        defer { origin.stop() }
+        let plain = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
+        for viewer in ["a", "b"] {
+            let answer = try await TestHTTP.get(
+                plain.proxied(origin.url("/ts-multivariant/hi/seg1.ts?token=\(viewer)")))
+            #expect(answer.status == 200 && answer.header("x-cache") == "MISS")
+        }
+        #expect(origin.count("/ts-multivariant/hi/seg1.ts") == 2)
+        await plain.stop()
+
+        let shared = try await ServerProcess.start(
+            arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"],
+            environment: [
+                "HLSCACHE_CACHE_KEY_IGNORE_QUERY": "sig,tok*", "HLSCACHE_PLAYLIST_CACHE_KEY_IGNORE_QUERY": "token",
+            ])
+        let first = try await TestHTTP.get(shared.proxied(origin.url("/ts-multivariant/hi/index.m3u8?token=a")))
+        let second = try await TestHTTP.get(shared.proxied(origin.url("/ts-multivariant/hi/index.m3u8?token=b")))
+        #expect(first.status == 200 && second.status == 200)
+        #expect(second.header("x-cache") == "HIT")
+        #expect(second.text == first.text, "viewers share one rewritten playlist, the first viewer's tokens in it")
+        #expect(origin.count("/ts-multivariant/hi/index.m3u8") == 1)
+        await shared.stop()
+    }
+
+    @Test("a 404 for a token-stripped key is not remembered: another viewer's token may work")
+    func originErrorsAreNotSharedAcrossTokens() async throws {
+        let origin = try await Self.signedOrigin()
+        defer { origin.stop() }
+        let server = try await ServerProcess.start(arguments: [
+            "--allow-host", "127.0.0.1", "--cache-key-ignore-query", "token", "--prefetch", "0",
+        ])
+        let refused = try await TestHTTP.get(server.proxied(origin.url("/ts-multivariant/hi/seg2.ts?token=")))
+        #expect(refused.status == 403)
+        origin.set("/missing.ts", .status(404))
+        _ = try await TestHTTP.get(server.proxied(origin.url("/missing.ts?token=a")))
+        _ = try await TestHTTP.get(server.proxied(origin.url("/missing.ts?token=b")))
+        #expect(origin.count("/missing.ts") == 2)
+        let allowed = try await TestHTTP.get(server.proxied(origin.url("/ts-multivariant/hi/seg2.ts?token=ok")))
+        #expect(allowed.status == 200)
+        await server.stop()
+    }
+
+    @Test("prefetch with the same option fills the keys serve looks for, whatever token the viewer has")
+    func prefetchFillsTokenFreeKeys() async throws {
+        let origin = try await Self.signedOrigin()
+        defer { origin.stop() }
+        let directory = ServerProcess.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let prefetched = try await PrefetchProcess.run([
+            origin.url("/ts-multivariant/hi/index.m3u8?token=prefetcher"), "--cache-dir", directory,
+            "--allow-private-networks", "--quiet", "--cache-key-ignore-query", "token",
+        ])
+        #expect(prefetched.status == 0, "\(prefetched.errors)")
+        #expect(Self.segments.allSatisfy { origin.count($0) == 1 })
+
+        let server = try await ServerProcess.start(
+            cacheDirectory: directory, arguments: ["--allow-host", "127.0.0.1", "--cache-key-ignore-query", "token"])
+        for path in Self.segments {
+            let answer = try await TestHTTP.get(server.proxied(origin.url(path + "?token=viewer")))
+            #expect(answer.status == 200 && answer.header("x-cache") == "HIT", "\(path)")
+        }
+        #expect(Self.segments.allSatisfy { origin.count($0) == 1 })
+        await server.stop()
+    }
+}
