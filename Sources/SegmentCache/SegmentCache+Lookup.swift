@@ -21,7 +21,9 @@ extension SegmentCache {
         return hit
     }
 
-    /// A published entry serving `key`: its own, or one of its URL whose bytes contain its range.
+    /// A published entry serving `key`: its own, or one of its URL whose bytes contain its range. A ranged key
+    /// whose range runs past the end of its URL's whole object, when that is held, gets the whole object (its
+    /// metadata names the whole key): the requester clips the range to it.
     func lookup(_ key: CacheKey, freshness: Freshness) -> CacheResponse? {
         let now = clock.now()
         let accepts = { (metadata: EntryMetadata) in freshness == .any || !metadata.isExpired(at: now) }
@@ -32,10 +34,13 @@ extension SegmentCache {
             return entry.response(for: key, window: nil, chunkSize: chunkSize)
         }
         guard let range = key.range else { return nil }
-        if let whole = openEntry(EntryDigest(key.wholeObject), expecting: key.wholeObject),
-            range.upperBound <= whole.header.bodyLength, accepts(whole.metadata)
-        {
+        if let whole = openEntry(EntryDigest(key.wholeObject), expecting: key.wholeObject), accepts(whole.metadata) {
             noteHit(whole, at: now)
+            guard range.upperBound <= whole.header.bodyLength else {
+                // A range running past the end (or starting past it) of a whole object held here: the whole
+                // object answers, and the requester cuts it as RFC 9110 says (to the end, or 416).
+                return whole.response(for: key.wholeObject, window: nil, chunkSize: chunkSize)
+            }
             return whole.response(for: key, window: range, chunkSize: chunkSize)
         }
         let candidates = state.withLock { state in

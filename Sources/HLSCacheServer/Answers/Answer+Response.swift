@@ -2,6 +2,7 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import SegmentCache
+import Synchronization
 
 extension Answer {
     /// The answer as Hummingbird's response: the async responder's writer of a plan. The access record is finished
@@ -47,15 +48,42 @@ extension Answer {
     ) -> Response {
         let answer = self
         let body = ResponseBody(contentLength: contentLength) { writer in
+            // Counted as the connection takes them, so that an answer cut short logs the bytes that went out.
+            let sent = SentBytes()
+            var counting: any ResponseBodyWriter = CountingWriter(base: writer, sent: sent)
             do {
-                let written = try await write(&writer)
+                let written = try await write(&counting)
                 try await writer.finish(nil)
                 answer.finished(bytes: written, aborted: nil, components: components)
             } catch {
-                answer.finished(bytes: -1, aborted: error, components: components)
+                answer.finished(bytes: sent.count.load(ordering: .relaxed), aborted: error, components: components)
                 throw error
             }
         }
         return Response(status: status, headers: headers, body: body)
+    }
+}
+
+/// The bytes of one answer the connection took.
+private final class SentBytes: Sendable {
+    let count = Atomic<Int64>(0)
+}
+
+/// A body writer that counts the bytes the connection took.
+private struct CountingWriter: ResponseBodyWriter {
+    var base: any ResponseBodyWriter
+    let sent: SentBytes
+
+    mutating func write(_ buffer: ByteBuffer) async throws {
+        try await base.write(buffer)
+        sent.count.add(Int64(buffer.readableBytes), ordering: .relaxed)
+    }
+
+    mutating func write(contentsOf buffers: some Sequence<ByteBuffer>) async throws {
+        for buffer in buffers { try await write(buffer) }
+    }
+
+    consuming func finish(_ trailingHeaders: HTTPFields?) async throws {
+        try await base.finish(trailingHeaders)
     }
 }

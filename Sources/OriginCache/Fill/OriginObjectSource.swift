@@ -95,8 +95,21 @@ struct OriginObjectSource: ObjectSource {
                 // 200: the origin ignored Range and sends the whole object; keep the requested part.
                 completeLength = response.contentLength
                 if let whole = response.contentLength, whole < range.upperBound {
-                    throw OriginError.protocolError(
-                        url: key.url, detail: "range \(range) lies beyond the object's \(whole) bytes")
+                    // RFC 9110 §14.1.2: a range running past the end is served to the end (relayed, not stored:
+                    // the key promises more bytes); one starting past it is not satisfiable.
+                    guard range.offset < whole else {
+                        return SourceResponse(
+                            status: 416, cacheable: false, contentType: "text/plain", contentLength: 0, expiry: nil,
+                            kind: kind.rawValue, body: SourceBody(chunks: []))
+                    }
+                    return SourceResponse(
+                        status: 200, cacheable: false,
+                        contentType: contentType ?? MediaTypes.byExtension(of: key.url),
+                        contentLength: whole - range.offset, completeLength: whole,
+                        body: SourceBody(
+                            CountedBody(
+                                first: first, rest: chunks, metrics: metrics, skip: range.offset,
+                                limit: whole - range.offset)))
                 }
                 body = CountedBody(
                     first: first, rest: chunks, metrics: metrics, skip: range.offset, limit: range.length)

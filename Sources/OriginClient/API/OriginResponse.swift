@@ -8,8 +8,8 @@ public struct OriginResponse: Sendable {
     public let status: Int
     /// The final hop's headers in arrival order, names lowercased.
     ///
-    /// When the client decoded a gzip body (``OriginRequest/acceptEncoding``), `content-encoding` and
-    /// `content-length` are removed, since they describe the encoded bytes.
+    /// When the client decoded an encoded body (asked for with ``OriginRequest/acceptEncoding``, or sent encoded
+    /// anyway), `content-encoding` and `content-length` are removed, since they describe the encoded bytes.
     public let headers: [(name: String, value: String)]
     /// The URL of the final hop, after redirects.
     public let effectiveURL: String

@@ -117,6 +117,15 @@ extension EasyTransfer {
         return true
     }
 
+    /// The Content-Length values of a head, when they differ (several fields, or a list in one field); `nil` when
+    /// there is at most one value, however often repeated.
+    static func conflictingContentLengths(_ headers: [(name: String, value: String)]) -> String? {
+        let values = headers.filter { $0.name == "content-length" }.flatMap {
+            $0.value.split(separator: ",").map { String($0).trimmingSpaces() }
+        }
+        return Set(values).count > 1 ? values.joined(separator: ", ") : nil
+    }
+
     private func responseHeader(_ name: String) -> String? {
         responseHeaders.first { $0.name == name }?.value
     }
@@ -170,7 +179,12 @@ extension EasyTransfer {
     private func onFinalHead(status: Int) -> Bool {
         let request = transfer.request
         let encoding = responseHeader("content-encoding")?.lowercased() ?? "identity"
-        let decoded = request.acceptEncoding && encoding != "identity"
+        let decoded = encoding != "identity"
+        if let conflict = Self.conflictingContentLengths(responseHeaders) {
+            // RFC 9112 §6.3: a message whose Content-Length values differ cannot be framed.
+            failure = .protocolError(url: currentURL, detail: "conflicting Content-Length values \(conflict)")
+            return false
+        }
         var length: curl_off_t = -1
         _ = hlscache_curl_getinfo_off(handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length)
         let announced = length >= 0 && !decoded ? Int64(length) : nil

@@ -230,9 +230,10 @@ final class EasyTransfer {
         if let range = request.range {
             try set(CURLOPT_RANGE, string: range)
         }
-        if request.acceptEncoding {
-            try set(CURLOPT_ACCEPT_ENCODING, string: "gzip")
-        }
+        // `identity` unless gzip is welcome; either way libcurl decodes a body an origin encodes anyway (gzip,
+        // deflate, br, zstd), and fails the transfer on an encoding it cannot decode, so no encoded byte is ever
+        // taken for the object.
+        try set(CURLOPT_ACCEPT_ENCODING, string: request.acceptEncoding ? "gzip" : "identity")
         try installCallbacks(context: context)
     }
 

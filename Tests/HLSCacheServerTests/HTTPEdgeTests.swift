@@ -1,0 +1,113 @@
+import Foundation
+import HLSCacheTesting
+import Synchronization
+import Testing
+
+/// The HTTP edges a faithful proxy gets right, against a raw-socket origin: ranges past the end, bodies encoded
+/// though nobody asked, conflicting lengths, and what the access log says of an answer cut short.
+@Suite("HTTP edges")
+struct HTTPEdgeTests {
+    /// 100 bytes, each its own index.
+    static let object = (0..<100).map { UInt8($0) }
+
+    /// The request heads an origin received.
+    final class Heads: Sendable {
+        let list = Mutex<[String]>([])
+    }
+
+    /// An origin that ignores `Range` and answers every request with `head` and `body`; it keeps the request heads.
+    static func origin(head: String, body: [UInt8]) throws -> (RawOrigin, Heads) {
+        let requests = Heads()
+        let origin = try RawOrigin { _, connection in
+            while let request = connection.readRequest() {
+                requests.list.withLock { $0.append(request) }
+                connection.send(Array(head.utf8) + body)
+            }
+        }
+        return (origin, requests)
+    }
+
+    @Test("a range running past the end is served to the end (206), one starting past it is 416, on a miss and a hit")
+    func rangesAreClippedToTheEnd() async throws {
+        let (origin, _) = try Self.origin(
+            head: "HTTP/1.1 200 OK\r\nContent-Type: video/mp2t\r\nContent-Length: 100\r\n\r\n", body: Self.object)
+        defer { origin.stop() }
+        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
+        let url = server.proxied(origin.url("/object.ts"))
+
+        let missed = try await TestHTTP.get(url, headers: [("Range", "bytes=50-150")])
+        #expect(missed.status == 206)
+        #expect(missed.header("content-range") == "bytes 50-99/100")
+        #expect(missed.body == Array(Self.object[50...]))
+        let beyond = try await TestHTTP.get(url, headers: [("Range", "bytes=150-200")])
+        #expect(beyond.status == 416)
+
+        _ = try await TestHTTP.get(url)
+        let connections = origin.connectionCount
+        let hit = try await TestHTTP.get(url, headers: [("Range", "bytes=50-150")])
+        #expect(hit.status == 206 && hit.header("x-cache") == "HIT")
+        #expect(hit.header("content-range") == "bytes 50-99/100")
+        #expect(hit.body == Array(Self.object[50...]))
+        let hitBeyond = try await TestHTTP.get(url, headers: [("Range", "bytes=150-200")])
+        #expect(hitBeyond.status == 416)
+        #expect(hitBeyond.header("content-range") == "bytes */100")
+        #expect(origin.connectionCount == connections, "a range past the end of a cached object went to the origin")
+        await server.stop()
+    }
+
+    @Test("origins are asked for identity; a body gzipped anyway is stored and served decoded, without the header")
+    func encodedBodiesAreDecoded() async throws {
+        let encoded = try await ChildProcess.run(
+            "/usr/bin/python3",
+            ["-c", "import base64, gzip; print(base64.b64encode(gzip.compress(b'G' * 20000)).decode())"])
+        let gzipped = try #require(Data(base64Encoded: encoded.output.trimmingCharacters(in: .whitespacesAndNewlines)))
+        let (origin, requests) = try Self.origin(
+            head: "HTTP/1.1 200 OK\r\nContent-Type: video/mp2t\r\nContent-Encoding: gzip\r\n"
+                + "Content-Length: \(gzipped.count)\r\n\r\n",
+            body: [UInt8](gzipped))
+        defer { origin.stop() }
+        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
+        let url = server.proxied(origin.url("/gzipped.ts"))
+        for expected in ["MISS", "HIT"] {
+            let answer = try await TestHTTP.get(url)
+            #expect(answer.status == 200 && answer.header("x-cache") == expected)
+            #expect(answer.body.count == 20000 && answer.body.allSatisfy { $0 == UInt8(ascii: "G") }, "not decoded")
+            #expect(answer.header("content-encoding") == nil)
+        }
+        let head = try #require(requests.list.withLock { $0.first })
+        #expect(head.lowercased().contains("accept-encoding: identity"), "\(head)")
+        await server.stop()
+    }
+
+    @Test("two different Content-Length values are a 502 with the reason, and nothing is cached")
+    func conflictingLengthsAreRefused() async throws {
+        let (origin, _) = try Self.origin(
+            head: "HTTP/1.1 200 OK\r\nContent-Type: video/mp2t\r\nContent-Length: 100\r\nContent-Length: 50\r\n\r\n",
+            body: Self.object)
+        defer { origin.stop() }
+        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
+        let url = server.proxied(origin.url("/conflict.ts"))
+        let first = try await TestHTTP.get(url)
+        #expect(first.status == 502)
+        #expect(first.text.contains("Content-Length"), "\(first.text)")
+        let connections = origin.connectionCount
+        #expect(try await TestHTTP.get(url).status == 502)
+        #expect(origin.connectionCount > connections, "a refused answer was cached")
+        await server.stop()
+    }
+
+    @Test("an answer cut short is logged with the bytes that went out, not 0")
+    func abortedAnswersLogTheBytesSent() async throws {
+        let origin = try RawOrigin.faulty(.shortBody, length: 400_000)
+        defer { origin.stop() }
+        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1"])
+        await #expect(throws: (any Error).self) { _ = try await TestHTTP.get(server.proxied(origin.url("/cut.ts"))) }
+        let logged = try await eventually { server.log.contains("response aborted") }
+        #expect(logged)
+        let line = try #require(server.log.split(separator: "\n").first { $0.contains("response aborted") })
+        let bytes = line.split(separator: " ").first { $0.hasPrefix("bytes=") }.flatMap { Int($0.dropFirst(6)) }
+        #expect((bytes ?? 0) > 0, "\(line)")
+        #expect((bytes ?? .max) <= 200_000, "\(line)")
+        await server.stop()
+    }
+}
