@@ -20,6 +20,12 @@ extension SegmentCache {
         return response
     }
 
+    /// Whether a fill of `key` is in flight: a refresh is already on its way.
+    public func isFilling(_ key: CacheKey) -> Bool {
+        let digest = EntryDigest(key)
+        return state.withLock { $0.flights[digest] != nil }
+    }
+
     /// Sets the expiry of `key`'s entry, in place in its header: for a playlist revalidated with the
     /// origin (`304 Not Modified`), which stays as it is but is fresh again.
     /// - Parameters:

@@ -22,6 +22,7 @@ struct ServeCommand: AsyncParsableCommand {
             .value("host"), .value("port"), .value("origin"), .value("public-base-url"), .value("prefetch"),
             .value("prefetch-concurrency"), .value("max-object-size"),
             .value("vod-playlist-ttl"), .value("multivariant-playlist-ttl"), .value("negative-ttl"),
+            .value("playlist-grace"),
             .value("shutdown-grace"),
             .value("log-format"), .value("log-level"), .value("memory-cache-size"), .flag("no-event-loop-hits"),
             .value("max-connections"), .value("request-head-timeout"), .value("idle-timeout"), .value("send-timeout"),
@@ -60,6 +61,13 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(help: "Seconds a 404 or 410 for a segment or other non-manifest object is remembered (0: never).")
     var negativeTTL: Double = 10
+
+    @Option(
+        help: """
+            Seconds past its expiry a VOD or multivariant playlist is still answered at once from the stale copy \
+            while one refresh runs (live playlists: three target durations since they were fetched).
+            """)
+    var playlistGrace: Double = 60
 
     @Option(help: "Seconds in-flight responses get to finish after SIGTERM or SIGINT.")
     var shutdownGrace: Double = 10
@@ -137,6 +145,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.multivariantPlaylistTTL = try seconds(multivariantPlaylistTTL, "--multivariant-playlist-ttl")
         configuration.shutdownGrace = try seconds(shutdownGrace, "--shutdown-grace")
         configuration.negativeTTL = try seconds(negativeTTL, "--negative-ttl")
+        configuration.playlistGrace = try seconds(playlistGrace, "--playlist-grace")
         guard maxConnections > 0 else { throw ValidationError("--max-connections must be 1 or more") }
         configuration.maxConnections = maxConnections
         configuration.requestHeadTimeout = try seconds(requestHeadTimeout, "--request-head-timeout", minimum: 0.001)

@@ -39,6 +39,9 @@ extension Answer {
         headers[.contentType] = rendered.contentType
         headers[.cacheControl] = playlistCacheControl(rendered, metadata: metadata)
         if let lastModified = metadata.lastModified { headers[.lastModified] = lastModified }
+        if result == .stale {
+            headers[.age] = String(max(0, Int(-metadata.fetchedAt.timeIntervalSinceNow)))
+        }
         return Answer(
             .ok, headers: headers, body: body, length: Int64(rendered.body.length), result: result, record: record)
     }

@@ -35,6 +35,9 @@ public struct ServerConfiguration: Sendable {
     public var vodPlaylistTTL: Duration = .seconds(24 * 3600)
     /// How long a 404 or 410 for an object that is not a manifest is remembered (`--negative-ttl`; 0: never).
     public var negativeTTL: Duration = .seconds(10)
+    /// How long past its expiry a VOD or multivariant manifest is still answered at once from the stale copy while
+    /// one refresh runs (`--playlist-grace`); live manifests have three target durations since they were fetched.
+    public var playlistGrace: Duration = .seconds(60)
     /// Freshness of multivariant playlists when the origin gives none.
     public var multivariantPlaylistTTL: Duration = .seconds(60)
     /// How long in-flight responses may take to finish after SIGTERM or SIGINT.

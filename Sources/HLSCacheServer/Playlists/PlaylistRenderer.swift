@@ -31,10 +31,17 @@ struct PlaylistRenderer {
     /// playlists up to three target durations since they were fetched, others without limit.
     /// - Returns: the rendering and its age in seconds; `nil` when the copy is too old or unreadable.
     func staleRendering(key: CacheKey, response: CacheResponse) -> (RenderedPlaylist, age: Double)? {
-        // A stale entry is a published file: its body reads at once.
-        guard let bytes = response.withFileRegion({ region in Self.read(region) }) ?? nil,
-            let rendered = try? render(key: key, bytes: bytes, kind: response.metadata.objectKind)
-        else { return nil }
+        let fetchedAt = response.metadata.fetchedAt
+        var kept = components.memory.playlists.rendering(of: key, fetchedAt: fetchedAt)
+        if kept == nil {
+            // A stale entry is a published file: its body reads at once.
+            guard let bytes = response.withFileRegion({ region in Self.read(region) }) ?? nil,
+                let rendered = try? render(key: key, bytes: bytes, kind: response.metadata.objectKind)
+            else { return nil }
+            components.memory.playlists.keep(rendered, of: key, fetchedAt: fetchedAt)
+            kept = rendered
+        }
+        guard let rendered = kept else { return nil }
         let age = Date().timeIntervalSince(response.metadata.fetchedAt)
         if rendered.isLive, age > rendered.liveStaleLimitSeconds {
             return nil

@@ -70,6 +70,7 @@ struct ProxyResponder: HTTPResponder {
     /// copy instead when the origin failed).
     private func origin(_ resolved: RequestResolution.OriginRequest, record: AccessRecord) async -> Answer {
         let key = resolved.key
+        if let stale = await Grace(components: components).answer(resolved, record: record) { return stale }
         let response: CacheResponse
         do {
             response = try await components.cache.fetch(key, freshness: .fresh)
