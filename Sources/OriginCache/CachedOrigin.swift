@@ -55,6 +55,7 @@ public final class CachedOrigin: Sendable {
                 vodTTL: configuration.vodPlaylistTTL, multivariantTTL: configuration.multivariantPlaylistTTL),
             parseLimits: .init(),
             negativeTTL: configuration.negativeTTL,
+            deadlines: ManifestDeadlines(manifestTimeout: configuration.manifestTimeout),
             metrics: metrics
         )
         do {

@@ -10,6 +10,9 @@ public struct OriginCacheConfiguration: Sendable {
     public var addressPolicy = AddressPolicy(allowedHosts: ["*"], allowPrivateNetworks: false)
     /// Connect plus first-byte timeout of an origin request.
     public var originTimeout: Duration = .seconds(10)
+    /// How long a manifest not known to be live may take to arrive in all (live playlists: about one target
+    /// duration); past it the fetch fails with a timeout.
+    public var manifestTimeout: Duration = .seconds(15)
     /// The largest object fetched, in bytes.
     public var maxObjectBytes: Int64 = 512 << 20
     /// Freshness of a VOD media playlist whose origin says nothing.

@@ -22,7 +22,7 @@ struct ServeCommand: AsyncParsableCommand {
             .value("host"), .value("port"), .value("origin"), .value("public-base-url"), .value("prefetch"),
             .value("prefetch-concurrency"), .value("max-object-size"),
             .value("vod-playlist-ttl"), .value("multivariant-playlist-ttl"), .value("negative-ttl"),
-            .value("playlist-grace"),
+            .value("playlist-grace"), .value("manifest-timeout"),
             .value("shutdown-grace"),
             .value("log-format"), .value("log-level"), .value("memory-cache-size"), .flag("no-event-loop-hits"),
             .value("max-connections"), .value("request-head-timeout"), .value("idle-timeout"), .value("send-timeout"),
@@ -68,6 +68,13 @@ struct ServeCommand: AsyncParsableCommand {
             while one refresh runs (live playlists: three target durations since they were fetched).
             """)
     var playlistGrace: Double = 60
+
+    @Option(
+        help: """
+            Seconds a VOD or multivariant playlist or MPD may take to arrive in all before a 504 (live playlists: \
+            their target duration, at least 3 s).
+            """)
+    var manifestTimeout: Double = 15
 
     @Option(help: "Seconds in-flight responses get to finish after SIGTERM or SIGINT.")
     var shutdownGrace: Double = 10
@@ -146,6 +153,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.shutdownGrace = try seconds(shutdownGrace, "--shutdown-grace")
         configuration.negativeTTL = try seconds(negativeTTL, "--negative-ttl")
         configuration.playlistGrace = try seconds(playlistGrace, "--playlist-grace")
+        configuration.manifestTimeout = try seconds(manifestTimeout, "--manifest-timeout", minimum: 0.1)
         guard maxConnections > 0 else { throw ValidationError("--max-connections must be 1 or more") }
         configuration.maxConnections = maxConnections
         configuration.requestHeadTimeout = try seconds(requestHeadTimeout, "--request-head-timeout", minimum: 0.001)

@@ -6,24 +6,36 @@ import Testing
 /// on a slow or dead origin for what the cache holds.
 @Suite("Grace")
 struct GraceTests {
-    static let playlist = "/live/index.m3u8"
+    /// A live playlist of 4 s segments: fresh for 2 s, stale copies served up to 12 s, refreshes given 4 s.
+    static let livePlaylist = """
+        #EXTM3U
+        #EXT-X-VERSION:3
+        #EXT-X-TARGETDURATION:4
+        #EXT-X-MEDIA-SEQUENCE:10
+        #EXTINF:4.0,
+        /live/seg10.ts
+        #EXTINF:4.0,
+        /live/seg11.ts
 
-    @Test("origin slow: 20 pollers over two target durations get the stale playlist at once; one refresh in all")
-    func slowOriginServesStaleAtOnce() async throws {
+        """
+
+    @Test(
+        "origin hanging: 20 pollers over two target durations get the stale playlist at once; refreshes one at a time")
+    func hangingOriginServesStaleAtOnce() async throws {
         try await withServer(arguments: ["--prefetch", "0"]) { server, origin in
-            let url = server.proxied(origin.url(Self.playlist))
+            let path = "/grace/live.m3u8"
+            origin.set(path, .body(Self.livePlaylist, contentType: "application/vnd.apple.mpegurl"))
+            let url = server.proxied(origin.url(path))
             let first = try await TestHTTP.get(url)
             #expect(first.status == 200 && first.header("x-cache") == "MISS")
-            // Live freshness is half the target duration (1 s): let it expire, then make the origin take 8 s. The
-            // stale copy may be served up to three target durations (6 s) after it was fetched.
-            try await Task.sleep(for: .milliseconds(1200))
-            origin.set(Self.playlist, .delay(.seconds(8)))
-            let fetchesBefore = origin.count(Self.playlist)
+            try await Task.sleep(for: .milliseconds(2200))
+            origin.set(path, .stall)
+            let fetchesBefore = origin.count(path)
 
             let started = Date()
             var slowest = 0.0
-            var results: [String] = []
-            while Date().timeIntervalSince(started) < 4 {
+            var answers = 0
+            while Date().timeIntervalSince(started) < 8 {
                 let round = try await withThrowingTaskGroup(of: (Double, Int, String, String?).self) { group in
                     for _ in 0..<20 {
                         group.addTask {
@@ -39,28 +51,29 @@ struct GraceTests {
                 }
                 for (seconds, status, cache, age) in round {
                     slowest = max(slowest, seconds)
-                    #expect(status == 200)
-                    #expect(cache == "STALE" && age != nil, "\(cache) \(age ?? "no Age")")
-                    results.append(cache)
+                    #expect(status == 200 && cache == "STALE" && age != nil, "\(status) \(cache) \(age ?? "no Age")")
+                    answers += 1
                 }
                 try await Task.sleep(for: .milliseconds(500))
             }
-            #expect(results.count >= 40, "fewer than two rounds in two target durations")
-            // The refresh waits at most 0.5 s; the rest is this 2-core machine's scheduling, well below the 8 s the
-            // origin takes.
+            #expect(answers >= 40, "fewer than two rounds in two target durations")
+            // The refresh waits at most 0.5 s; the rest is this 2-core machine's scheduling, below the 4 s deadline.
             #expect(slowest < 4, "a poller waited \(slowest) s")
-            #expect(origin.count(Self.playlist) - fetchesBefore == 1, "more than one refresh ran at once")
+            // A hung refresh ends at the live deadline (4 s): one at a time, about one per deadline.
+            let refreshes = origin.count(path) - fetchesBefore
+            #expect(refreshes >= 1 && refreshes <= 4, "\(refreshes) refreshes in 8 s")
 
-            // The slow refresh lands: the next answers are the new version, and it was the only origin request.
+            // The origin comes back: once the hung refresh has ended, the next request refreshes, once.
+            origin.set(path, .body(Self.livePlaylist, contentType: "application/vnd.apple.mpegurl"))
+            let atReturn = origin.count(path)
             var refreshed = false
             let deadline = Date().addingTimeInterval(20)
             while !refreshed, Date() < deadline {
-                let cache = try await TestHTTP.get(url).header("x-cache")
-                refreshed = cache == "HIT" || cache == "MISS"
+                refreshed = try await TestHTTP.get(url).header("x-cache") == "MISS"
                 if !refreshed { try await Task.sleep(for: .milliseconds(200)) }
             }
-            #expect(refreshed, "the playlist was never refreshed")
-            #expect(origin.count(Self.playlist) - fetchesBefore <= 2, "refreshes piled up")
+            #expect(refreshed, "the playlist was never refreshed once the origin was back")
+            #expect(origin.count(path) - atReturn == 1)
         }
     }
 
@@ -84,6 +97,45 @@ struct GraceTests {
             let graced = try await TestHTTP.get(url)
             #expect(graced.status == 200 && graced.header("x-cache") == "STALE")
             #expect(Date().timeIntervalSince(sent) < 1.8)
+        }
+    }
+}
+
+/// Deadlines by kind: a trickling origin ends in a timeout sized for what is fetched, not the client's 300 s.
+@Suite("Manifest deadlines")
+struct ManifestDeadlineTests {
+    @Test("a trickling VOD playlist never cached is a 504 after --manifest-timeout, naming the timeout")
+    func tricklingPlaylistWithoutCopyIs504() async throws {
+        try await withServer(arguments: ["--manifest-timeout", "2"]) { server, origin in
+            origin.set("/fmp4/index.m3u8", .trickle(.seconds(1)))
+            let sent = Date()
+            let answer = try await TestHTTP.get(server.proxied(origin.url("/fmp4/index.m3u8")))
+            let seconds = Date().timeIntervalSince(sent)
+            #expect(answer.status == 504, "\(answer.status) \(answer.text)")
+            #expect(answer.text.contains("timed out"), "\(answer.text)")
+            // Not the client's 300 s total; the bound is loose for a loaded 2-core machine.
+            #expect(seconds >= 1.5 && seconds < 20, "answered after \(seconds) s")
+            #expect(server.log.contains(origin.url("/fmp4/index.m3u8")), "the log does not name the origin URL")
+        }
+    }
+
+    @Test("a live playlist trickling past its grace is a 504 within about a target duration; within it, stale")
+    func tricklingLivePlaylist() async throws {
+        try await withServer(arguments: ["--prefetch", "0"]) { server, origin in
+            let url = server.proxied(origin.url("/live/index.m3u8"))
+            #expect(try await TestHTTP.get(url).status == 200)
+            origin.set("/live/index.m3u8", .trickle(.seconds(1)))
+            try await Task.sleep(for: .milliseconds(1200))
+            let graced = try await TestHTTP.get(url)
+            #expect(graced.status == 200 && graced.header("x-cache") == "STALE")
+            // Past three target durations (6 s) the stale copy is too old: the request waits for a refresh, which
+            // the live deadline (the 2 s target duration, at least 3 s) ends.
+            try await Task.sleep(for: .milliseconds(5500))
+            let sent = Date()
+            let late = try await TestHTTP.get(url)
+            let seconds = Date().timeIntervalSince(sent)
+            #expect(late.status == 504, "\(late.status) \(late.text)")
+            #expect(seconds < 20, "answered after \(seconds) s")
         }
     }
 }

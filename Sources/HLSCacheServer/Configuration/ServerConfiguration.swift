@@ -38,6 +38,8 @@ public struct ServerConfiguration: Sendable {
     /// How long past its expiry a VOD or multivariant manifest is still answered at once from the stale copy while
     /// one refresh runs (`--playlist-grace`); live manifests have three target durations since they were fetched.
     public var playlistGrace: Duration = .seconds(60)
+    /// How long a manifest not known to be live may take to arrive in all (`--manifest-timeout`).
+    public var manifestTimeout: Duration = .seconds(15)
     /// Freshness of multivariant playlists when the origin gives none.
     public var multivariantPlaylistTTL: Duration = .seconds(60)
     /// How long in-flight responses may take to finish after SIGTERM or SIGINT.
@@ -90,6 +92,7 @@ public struct ServerConfiguration: Sendable {
         originCache.vodPlaylistTTL = vodPlaylistTTL
         originCache.multivariantPlaylistTTL = multivariantPlaylistTTL
         originCache.negativeTTL = negativeTTL
+        originCache.manifestTimeout = manifestTimeout
         originCache.originAccess = originAccess
         originCache.cacheKeys = cacheKeys
         return originCache

@@ -30,6 +30,8 @@ public final class StreamOrigin: Sendable {
         case slowSecondHalf(Duration)
         /// Serve normally when the request has this header with this value, else answer 403.
         case requiring(header: String, value: String)
+        /// Send the body one line at a time, this long apart (a trickling origin).
+        case trickle(Duration)
         /// A signed URL: answer 403 unless the query has this parameter with a value; a playlist's URI lines get
         /// the same `?name=value`, as a CDN's per-viewer tokens do.
         case signed(parameter: String)
@@ -144,6 +146,25 @@ public final class StreamOrigin: Sendable {
                     status: .ok, headers: [.contentType: Self.contentType(path)],
                     body: .init(byteBuffer: ByteBuffer(string: signed)))
             }
+        case .trickle(let pause)?:
+            let text: String
+            if path == "/live/index.m3u8" {
+                text = liveText()
+            } else if let bytes = file(for: path) {
+                text = String(decoding: bytes, as: UTF8.self)
+            } else {
+                return Response(status: .notFound)
+            }
+            let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { $0 + "\n" }
+            return Response(
+                status: .ok, headers: [.contentType: Self.contentType(path)],
+                body: ResponseBody { writer in
+                    for line in lines {
+                        try await writer.write(ByteBuffer(string: String(line)))
+                        try await Task.sleep(for: pause)
+                    }
+                    try await writer.finish(nil)
+                })
         case .thenStatus(let code)? where seen > 1:
             return Response(status: .init(code: code), body: .init(byteBuffer: ByteBuffer(string: "status \(code)\n")))
         case .slowSecondHalf(let pause)?:
@@ -195,13 +216,17 @@ public final class StreamOrigin: Sendable {
     public var liveEdge: Int { Int(Date().timeIntervalSince(started) / Self.liveSegmentSeconds) + 3 }
 
     private func livePlaylist() -> Response {
+        Response(
+            status: .ok, headers: [.contentType: "application/vnd.apple.mpegurl"],
+            body: .init(byteBuffer: ByteBuffer(string: liveText())))
+    }
+
+    private func liveText() -> String {
         let newest = liveEdge
         let first = newest - 3
         var text = "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:2\n#EXT-X-MEDIA-SEQUENCE:\(first)\n"
         for number in first...newest { text += "#EXTINF:2.000000,\nseg\(number).ts\n" }
-        return Response(
-            status: .ok, headers: [.contentType: "application/vnd.apple.mpegurl"],
-            body: .init(byteBuffer: ByteBuffer(string: text)))
+        return text
     }
 
     /// `count` bytes whose every 4 KiB block differs from its neighbours, so a misplaced block shows: byte `i` is

@@ -26,6 +26,8 @@ struct OriginObjectSource: ObjectSource {
     let parseLimits: ParseLimits
     /// How long a 404 or 410 for a non-manifest object is stored (0: not at all).
     let negativeTTL: Duration
+    /// How long a manifest fetch may take in all.
+    let deadlines: ManifestDeadlines
     let metrics: any OriginCacheMetrics
 
     func fetch(_ key: CacheKey) async throws -> SourceResponse {
@@ -37,6 +39,10 @@ struct OriginObjectSource: ObjectSource {
             request.byteRange = RequestedRange(range)
         }
         let blocking = Self.isBlockingReload(key.fetchURL)
+        if !blocking {
+            request.totalTimeout = deadlines.deadline(
+                for: key.url, guessedManifest: ObjectKind.guess(url: key.url).isManifest)
+        }
         let response: OriginResponse
         do {
             response = try await (blocking ? blockingClient : client).fetch(request)
@@ -156,8 +162,12 @@ struct OriginObjectSource: ObjectSource {
         let expiry: Date
         if kind == .dashManifest {
             do throws(MPDError) {
-                expiry = freshness.expiry(
-                    of: try MPDManifest.parse(bytes, url: key.url), directives: directives, now: now)
+                let mpd = try MPDManifest.parse(bytes, url: key.url)
+                expiry = freshness.expiry(of: mpd, directives: directives, now: now)
+                deadlines.note(
+                    key.url,
+                    livePeriod: mpd.type == .dynamic
+                        ? 2 * PlaylistFreshness.dynamicFreshSeconds(minimumUpdatePeriod: mpd.minimumUpdatePeriod) : nil)
             } catch {
                 throw InvalidMPDError(url: key.url, error: error)
             }
@@ -165,6 +175,9 @@ struct OriginObjectSource: ObjectSource {
             do throws(PlaylistError) {
                 let playlist = try Playlist(parsing: bytes, limits: parseLimits)
                 expiry = freshness.expiry(of: playlist, directives: directives, now: now)
+                if !Self.isBlockingReload(key.url) {
+                    deadlines.note(key.url, livePeriod: playlist.isLive ? Double(playlist.targetDuration ?? 6) : nil)
+                }
             } catch {
                 throw InvalidPlaylistError(url: key.url, error: error)
             }

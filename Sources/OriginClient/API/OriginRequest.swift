@@ -20,6 +20,9 @@ public struct OriginRequest: Sendable {
     public var headers: [(name: String, value: String)]
     /// Whether to accept a gzip-encoded answer (for playlists); the body is decoded before it is handed over.
     public var acceptEncoding: Bool
+    /// A shorter total timeout for this request than the client's (a manifest that must arrive in time); `nil`
+    /// for the client's.
+    public var totalTimeout: Duration? = nil
 
     /// Creates a request.
     /// - Parameters:

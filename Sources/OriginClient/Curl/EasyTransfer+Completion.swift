@@ -74,7 +74,7 @@ extension EasyTransfer {
     /// curl reports every timeout as `CURLE_OPERATION_TIMEDOUT`: before the connection it is the connect
     /// timeout, unless the fetch as a whole ran out of time (`CURLOPT_TIMEOUT_MS` is the remaining total).
     private func timeoutError(now: ContinuousClock.Instant) -> OriginError {
-        let timeouts = configuration.timeouts
+        let timeouts = effectiveTimeouts
         if connectedAt == nil, now - startedAt < timeouts.total {
             return .timeout(.connect, limit: timeouts.connect, url: currentURL)
         }

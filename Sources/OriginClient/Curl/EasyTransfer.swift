@@ -124,9 +124,9 @@ final class EasyTransfer {
         expectedLength = nil
         errorBuffer[0] = 0
 
-        let remaining = startedAt + configuration.timeouts.total - now
+        let remaining = startedAt + effectiveTimeouts.total - now
         guard remaining > .zero else {
-            throw .timeout(.total, limit: configuration.timeouts.total, url: currentURL)
+            throw .timeout(.total, limit: effectiveTimeouts.total, url: currentURL)
         }
         try set(CURLOPT_URL, string: currentURL)
         // Per hop, as a redirect may leave NO_PROXY's hosts; an empty proxy also turns off the environment's.
@@ -155,9 +155,16 @@ final class EasyTransfer {
         _ = curl_easy_pause(handle, hlscache_CURLPAUSE_CONT)
     }
 
+    /// The client's timeouts, with the request's own total when it is shorter.
+    var effectiveTimeouts: OriginTimeouts {
+        var timeouts = configuration.timeouts
+        if let total = transfer.request.totalTimeout { timeouts.total = min(timeouts.total, total) }
+        return timeouts
+    }
+
     /// The next first-byte, stall or total deadline of this transfer.
     func nextDeadline() -> Deadline? {
-        let timeouts = configuration.timeouts
+        let timeouts = effectiveTimeouts
         var deadline = Deadline(instant: startedAt + timeouts.total, kind: .total, limit: timeouts.total)
         var candidate: Deadline?
         if let connectedAt, !firstByteSeen {
@@ -204,7 +211,7 @@ final class EasyTransfer {
 
     private func setStaticOptions(share: UnsafeMutableRawPointer) throws(OriginError) {
         let request = transfer.request
-        let timeouts = configuration.timeouts
+        let timeouts = effectiveTimeouts
         let context = Unmanaged.passUnretained(self).toOpaque()
 
         try set(CURLOPT_NOSIGNAL, 1)

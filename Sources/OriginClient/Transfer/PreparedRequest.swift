@@ -14,6 +14,8 @@ struct PreparedRequest: Sendable {
     /// Configuration headers for the hosts of a pattern, chosen per hop.
     let originHeaders: [OriginHeader]
     let acceptEncoding: Bool
+    /// The request's own total timeout, if shorter than the client's.
+    let totalTimeout: Duration?
 
     /// Validates `request` against `configuration`, before anything is resolved or sent.
     /// - Throws: ``OriginError/Kind/invalidRequest`` or ``OriginError/Kind/refused``.
@@ -38,6 +40,7 @@ struct PreparedRequest: Sendable {
         self.headers = configuration.extraHeaders + request.headers
         self.originHeaders = configuration.originHeaders
         self.acceptEncoding = request.acceptEncoding
+        self.totalTimeout = request.totalTimeout
     }
 
     /// The pre-DNS check of a URL or redirect target: host patterns, and the address of an IP literal.

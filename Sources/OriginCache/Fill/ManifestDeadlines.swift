@@ -1,0 +1,42 @@
+import Foundation
+import Synchronization
+
+/// How long a manifest fetch may take in all, decided here for every manifest: a live playlist must arrive within
+/// about one target duration (at least ``liveFloor``), since players need it before their buffer runs dry; any
+/// other manifest (VOD, multivariant, one never seen) within ``manifestTimeout``. A trickling origin then ends in a
+/// timeout (a 504, or the stale copy) instead of holding players for the client's 300 s total.
+///
+/// Which URLs are live is learnt when their playlists are parsed; the memory is bounded.
+final class ManifestDeadlines: Sendable {
+    /// The shortest deadline of a live manifest.
+    static let liveFloor: TimeInterval = 3
+    /// The most URLs remembered as live.
+    static let capacity = 4096
+
+    /// The total deadline of a manifest not known to be live.
+    let manifestTimeout: Duration
+    private let live = Mutex<[String: TimeInterval]>([:])
+
+    init(manifestTimeout: Duration) {
+        self.manifestTimeout = manifestTimeout
+    }
+
+    /// The total deadline of a fetch of `url`, or `nil` when it is not a manifest (by its path, or because it was
+    /// parsed as one before).
+    func deadline(for url: String, guessedManifest: Bool) -> Duration? {
+        if let seconds = live.withLock({ $0[url] }) { return .milliseconds(Int64(seconds * 1000)) }
+        return guessedManifest ? manifestTimeout : nil
+    }
+
+    /// Notes what a parsed manifest is: live with this refresh period (target duration or update period), or not.
+    func note(_ url: String, livePeriod: TimeInterval?) {
+        live.withLock { live in
+            guard let period = livePeriod else {
+                live[url] = nil
+                return
+            }
+            if live[url] == nil, live.count >= Self.capacity { live.removeAll(keepingCapacity: true) }
+            live[url] = max(Self.liveFloor, period)
+        }
+    }
+}
