@@ -91,15 +91,29 @@ extension SegmentCache {
             flight.appendedToMemory(chunk)
             return
         }
-        do throws(PartialWriteError) {
-            try current.append(chunk)
-            writer = current
-            flight.appendedToFile(chunk.count)
-        } catch {
-            flight.appendedToFile(error.written)
-            if error.written < chunk.count { flight.appendedToMemory(Array(chunk[error.written...])) }
-            current.discard()
-            reportDiskError(error.underlying, key: flight.key)
+        var rest = chunk[...]
+        var retried = false
+        while true {
+            do throws(PartialWriteError) {
+                try current.append(Array(rest))
+                writer = current
+                flight.appendedToFile(rest.count)
+                return
+            } catch {
+                flight.appendedToFile(error.written)
+                rest = rest.dropFirst(error.written)
+                // A full file system: make room once and carry on, rather than pass the rest through.
+                if error.underlying.code == ENOSPC, !retried,
+                    evictForFullDisk(freeing: Int64(rest.count) + (8 << 20), keeping: flight.digest)
+                {
+                    retried = true
+                    continue
+                }
+                if !rest.isEmpty { flight.appendedToMemory(Array(rest)) }
+                current.discard()
+                reportDiskError(error.underlying, key: flight.key)
+                return
+            }
         }
     }
 
@@ -113,6 +127,8 @@ extension SegmentCache {
         else { return nil }
         do throws(SystemError) {
             return try EntryWriter(path: temporaryArea.makePath(), metadata: metadata, operations: operations)
+        } catch  where error.code == ENOSPC && evictForFullDisk(freeing: 8 << 20, keeping: nil) {
+            return try? EntryWriter(path: temporaryArea.makePath(), metadata: metadata, operations: operations)
         } catch {
             reportDiskError(error, key: metadata.key)
             return nil
@@ -163,12 +179,19 @@ extension SegmentCache {
             case evict(EntryDigest)
             case done
         }
-        let maxBytes = configuration.maxBytes
+        // The smaller of the size bound and what the file system holds: short of headroom, free that much more.
+        let deficit = diskDeficit()
+        var bound: Int64?
         while true {
             let now = nowMilliseconds
             let step = state.withLock { state -> Step in
                 if state.isBeingRemoved(digest) { return .wait }
                 state.removeEntry(digest)  // the version this fill replaces, if any
+                if bound == nil {
+                    let pending = state.pendingBytes + size
+                    bound = deficit > 0 ? min(configuration.maxBytes, pending - deficit) : configuration.maxBytes
+                }
+                let maxBytes = bound ?? configuration.maxBytes
                 if let victim = state.nextVictim(toFit: size, within: maxBytes, keeping: digest) {
                     return .evict(victim)
                 }
@@ -177,7 +200,9 @@ extension SegmentCache {
             }
             switch step {
             case .wait: await Task.yield()
-            case .evict(let victim): unlinkEvicted(victim)
+            case .evict(let victim):
+                unlinkEvicted(victim)
+                if deficit > 0 { counters.diskFullEvictions.increment() }
             case .done: return
             }
         }

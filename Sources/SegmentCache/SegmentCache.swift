@@ -155,6 +155,7 @@ public final class SegmentCache: Sendable {
 
     func reportDiskError(_ error: SystemError, key: CacheKey?) {
         counters.diskErrors.increment()
+        if isReportedDiskFull(error) { return }
         let cacheError = CacheError.disk(error)
         configuration.log(CacheLogRecord(level: .warning, message: cacheError.description, key: key, error: cacheError))
     }

@@ -19,6 +19,8 @@ extension SegmentCache {
         public var passThroughFills: Int
         /// Entries removed to keep the cache within ``Configuration/maxBytes``.
         public var evictions: Int
+        /// Entries removed because the cache's file system was full (or nearly), whatever the size bound.
+        public var diskFullEvictions: Int
         /// Failed system calls on the cache directory (`ENOSPC`, `EIO`, `EROFS`, …), and corrupt entries found.
         public var diskErrors: Int
         /// Body bytes received from the origin.
@@ -39,6 +41,9 @@ extension SegmentCache {
         let failedFills = Atomic<Int>(0)
         let passThroughFills = Atomic<Int>(0)
         let evictions = Atomic<Int>(0)
+        let diskFullEvictions = Atomic<Int>(0)
+        /// In a full-disk episode: its start is logged once, and its end.
+        let diskFull = Atomic<Bool>(false)
         let diskErrors = Atomic<Int>(0)
         let originBytes = Atomic<Int64>(0)
 
@@ -52,6 +57,7 @@ extension SegmentCache {
                 failedFills: failedFills.load(ordering: .relaxed),
                 passThroughFills: passThroughFills.load(ordering: .relaxed),
                 evictions: evictions.load(ordering: .relaxed),
+                diskFullEvictions: diskFullEvictions.load(ordering: .relaxed),
                 diskErrors: diskErrors.load(ordering: .relaxed),
                 originBytes: originBytes.load(ordering: .relaxed),
                 entries: entries,

@@ -28,6 +28,7 @@ struct GraceTests {
             let url = server.proxied(origin.url(path))
             let first = try await TestHTTP.get(url)
             #expect(first.status == 200 && first.header("x-cache") == "MISS")
+            let fetched = Date()
             try await Task.sleep(for: .milliseconds(2200))
             origin.set(path, .stall)
             let fetchesBefore = origin.count(path)
@@ -35,19 +36,24 @@ struct GraceTests {
             let started = Date()
             var slowest = 0.0
             var answers = 0
-            while Date().timeIntervalSince(started) < 8 {
-                let round = try await withThrowingTaskGroup(of: (Double, Int, String, String?).self) { group in
+            while Date().timeIntervalSince(started) < 8, Date().timeIntervalSince(fetched) < 11 {
+                let round = try await withThrowingTaskGroup(of: (Double, Int, String, String?)?.self) { group in
                     for _ in 0..<20 {
                         group.addTask {
                             let sent = Date()
                             let answer = try await TestHTTP.get(url)
+                            // Sent after the copy's grace (12 s from its fetch, with a margin): not counted; a
+                            // loaded machine may get there.
+                            guard sent.timeIntervalSince(fetched) < 11 else { return nil }
                             return (
                                 Date().timeIntervalSince(sent), answer.status, answer.header("x-cache") ?? "",
                                 answer.header("age")
                             )
                         }
                     }
-                    return try await group.reduce(into: []) { $0.append($1) }
+                    var answers: [(Double, Int, String, String?)] = []
+                    for try await answer in group { if let answer { answers.append(answer) } }
+                    return answers
                 }
                 for (seconds, status, cache, age) in round {
                     slowest = max(slowest, seconds)
@@ -56,7 +62,7 @@ struct GraceTests {
                 }
                 try await Task.sleep(for: .milliseconds(500))
             }
-            #expect(answers >= 40, "fewer than two rounds in two target durations")
+            #expect(answers >= 20, "not one round of pollers within the grace")
             // The refresh waits at most 0.5 s; the rest is this 2-core machine's scheduling, below the 4 s deadline.
             #expect(slowest < 4, "a poller waited \(slowest) s")
             // A hung refresh ends at the live deadline (4 s): one at a time, about one per deadline.

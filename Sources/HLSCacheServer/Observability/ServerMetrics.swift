@@ -20,6 +20,8 @@ final class ServerMetrics: Sendable {
     private let cacheEntries: CoreMetrics.Gauge
     private let fillsDeduplicated: CoreMetrics.Counter
     private let diskErrors: CoreMetrics.Counter
+    /// `hlscache_cache_disk_full_evictions_total`: entries evicted because the cache's file system was full.
+    private let diskFullEvictions: CoreMetrics.Counter
     /// `hlscache_playlist_renders_total`: playlists parsed and rewritten for serving (once per origin version).
     let playlistRenders: CoreMetrics.Counter
     /// `hlscache_purged_entries_total`: cache entries removed by the admin purge routes.
@@ -28,7 +30,7 @@ final class ServerMetrics: Sendable {
     private let requestDuration: CoreMetrics.Timer
     private let eventLoopHits: [HitBodyKind: CoreMetrics.Counter]
     private let servedTotal = Atomic<Int64>(0)
-    private let lastSeen = Mutex<(deduplicated: Int, diskErrors: Int)>((0, 0))
+    private let lastSeen = Mutex<(deduplicated: Int, diskErrors: Int, diskFull: Int)>((0, 0, 0))
 
     init() {
         factory = PrometheusMetricsFactory(registry: registry)
@@ -48,6 +50,7 @@ final class ServerMetrics: Sendable {
         cacheEntries = CoreMetrics.Gauge(label: "hlscache_cache_entries", factory: factory)
         fillsDeduplicated = CoreMetrics.Counter(label: "hlscache_fills_deduplicated_total", factory: factory)
         diskErrors = CoreMetrics.Counter(label: "hlscache_cache_disk_errors_total", factory: factory)
+        diskFullEvictions = CoreMetrics.Counter(label: "hlscache_cache_disk_full_evictions_total", factory: factory)
         playlistRenders = CoreMetrics.Counter(label: "hlscache_playlist_renders_total", factory: factory)
         var eventLoopHits: [HitBodyKind: CoreMetrics.Counter] = [:]
         for body in HitBodyKind.allCases {
@@ -112,13 +115,17 @@ final class ServerMetrics: Sendable {
     func render(cache: SegmentCache.Statistics) -> [UInt8] {
         cacheBytes.record(cache.bytes)
         cacheEntries.record(cache.entries)
-        let (deduplicated, disk) = lastSeen.withLock { seen in
-            let deltas = (cache.deduplicatedFills - seen.deduplicated, cache.diskErrors - seen.diskErrors)
-            seen = (cache.deduplicatedFills, cache.diskErrors)
+        let (deduplicated, disk, full) = lastSeen.withLock { seen in
+            let deltas = (
+                cache.deduplicatedFills - seen.deduplicated, cache.diskErrors - seen.diskErrors,
+                cache.diskFullEvictions - seen.diskFull
+            )
+            seen = (cache.deduplicatedFills, cache.diskErrors, cache.diskFullEvictions)
             return deltas
         }
         if deduplicated > 0 { fillsDeduplicated.increment(by: deduplicated) }
         if disk > 0 { diskErrors.increment(by: disk) }
+        if full > 0 { diskFullEvictions.increment(by: full) }
         var output: [UInt8] = []
         registry.emit(into: &output)
         return output

@@ -28,6 +28,22 @@ package protocol FileOperations: Sendable {
     func makeDirectory(_ path: String) throws(SystemError)
     /// Sets a file's modification time, which the cache uses as its last-access time.
     func setModificationTime(_ path: String, milliseconds: Int64) throws(SystemError)
+    /// The space of the file system holding `path`, from `statvfs(3)`; `nil` when it cannot be read.
+    func space(at path: String) -> FileSystemSpace?
+}
+
+/// What a file system holds and has left, for an unprivileged writer.
+package struct FileSystemSpace: Sendable, Equatable {
+    /// Bytes a process may still write (`f_bavail`).
+    package var available: Int64
+    /// The file system's size (`f_blocks`).
+    package var total: Int64
+
+    /// Creates a reading.
+    package init(available: Int64, total: Int64) {
+        self.available = available
+        self.total = total
+    }
 }
 
 extension FileOperations {

@@ -8,6 +8,17 @@ package struct PosixFileOperations: FileOperations {
     /// Creates the real file layer.
     package init() {}
 
+    /// `statvfs(3)` of `path`.
+    package func space(at path: String) -> FileSystemSpace? {
+        var reading = statvfs()
+        guard statvfs(path, &reading) == 0 else { return nil }
+        let block = Int64(reading.f_frsize)
+        let (available, availableOverflow) = Int64(reading.f_bavail).multipliedReportingOverflow(by: block)
+        let (total, totalOverflow) = Int64(reading.f_blocks).multipliedReportingOverflow(by: block)
+        guard !availableOverflow, !totalOverflow else { return nil }
+        return FileSystemSpace(available: available, total: total)
+    }
+
     package func open(_ path: String, flags: CInt, mode: mode_t) throws(SystemError) -> CInt {
         while true {
             let descriptor = Glibc.open(path, flags | O_CLOEXEC, mode)

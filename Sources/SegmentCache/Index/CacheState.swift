@@ -102,6 +102,12 @@ struct CacheState: Sendable {
         evictingBytes -= evicting.removeValue(forKey: digest) ?? 0
     }
 
+    /// The bytes of known entries and of those being unlinked.
+    var pendingBytes: Int64 { index.totalBytes + evictingBytes }
+
+    /// The size an entry being unlinked had.
+    func removalSize(_ digest: EntryDigest) -> Int64 { evicting[digest] ?? 0 }
+
     /// Whether an entry's file is being unlinked.
     func isBeingRemoved(_ digest: EntryDigest) -> Bool { evicting[digest] != nil }
 }

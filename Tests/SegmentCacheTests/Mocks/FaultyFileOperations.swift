@@ -37,6 +37,8 @@ final class FaultyFileOperations: FileOperations {
 
     func close(_ descriptor: CInt) { real.close(descriptor) }
 
+    func space(at path: String) -> FileSystemSpace? { real.space(at: path) }
+
     func write(_ descriptor: CInt, _ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(SystemError) -> Int {
         let (limit, code) = faults.withLock { ($0.failWritesAfterBytes, $0.writeErrno) }
         var count = bytes.count
