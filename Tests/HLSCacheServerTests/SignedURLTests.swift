@@ -3,7 +3,7 @@ import HLSCacheTesting
 import Testing
 
 /// Signed URLs: per-viewer tokens in every URL, shared cache objects with `--cache-key-ignore-query`.
-@Suite("Signed URLs and token-insensitive cache keys")
+@Suite("Signed URLs and token-insensitive cache keys", .serialized)
 struct SignedURLTests {
     static let stream = [
         "/ts-multivariant/hi/index.m3u8", "/ts-multivariant/hi/seg0.ts", "/ts-multivariant/hi/seg1.ts",

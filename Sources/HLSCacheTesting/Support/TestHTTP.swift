@@ -21,6 +21,20 @@ public enum TestHTTP {
 
         /// The body as UTF-8 text.
         public var text: String { String(decoding: body, as: UTF8.self) }
+
+        /// When the server answered, by its `Date` header (one-second resolution): a test whose requests a loaded
+        /// machine may send late can tell when they really arrived.
+        public var date: Date? {
+            header("date").flatMap { Answer.httpDate.date(from: $0) }
+        }
+
+        private static let httpDate: DateFormatter = {
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "GMT")
+            formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+            return formatter
+        }()
     }
 
     /// The client every test request goes through.
