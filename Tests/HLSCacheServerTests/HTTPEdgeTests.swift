@@ -110,4 +110,24 @@ struct HTTPEdgeTests {
         #expect((bytes ?? .max) <= 200_000, "\(line)")
         await server.stop()
     }
+
+    @Test("a segment trickling below the minimum rate is cut off after one window, not after the 300 s total")
+    func tricklingSegmentIsCutOff() async throws {
+        let origin = try RawOrigin { _, connection in
+            guard connection.readRequest() != nil else { return }
+            connection.send("HTTP/1.1 200 OK\r\nContent-Type: video/mp2t\r\nContent-Length: 1000000\r\n\r\n")
+            // 500 bytes a second: a byte arrives well within the stall timeout, yet the body would take 33 minutes.
+            while connection.send([UInt8](repeating: 0x47, count: 100)) { usleep(200_000) }
+        }
+        defer { origin.stop() }
+        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1"])
+        let sent = Date()
+        await #expect(throws: (any Error).self) { _ = try await TestHTTP.get(server.proxied(origin.url("/slow.ts"))) }
+        let seconds = Date().timeIntervalSince(sent)
+        #expect(seconds >= 9 && seconds < 40, "cut off after \(seconds) s")
+        let logged = try await eventually { server.log.contains("rate timeout") }
+        #expect(logged, "the log does not say why")
+        #expect(server.log.contains(origin.url("/slow.ts")))
+        await server.stop()
+    }
 }

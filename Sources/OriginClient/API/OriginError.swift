@@ -158,6 +158,7 @@ public struct OriginError: Error, Sendable, Hashable, CustomStringConvertible {
         case .firstByte: what = "no response from the origin"
         case .stall: what = "the origin sent no byte"
         case .total: what = "the fetch did not complete"
+        case .rate: what = "the origin streamed below the minimum rate"
         }
         return OriginError(.timeout, url: url, reason: "\(kind) timeout: \(what) within \(limit)", timeoutKind: kind)
     }

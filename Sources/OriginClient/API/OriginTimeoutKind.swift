@@ -8,7 +8,10 @@ public enum OriginTimeoutKind: String, Sendable, Hashable, CaseIterable, CustomS
     case stall
     /// The whole fetch, redirects and retries included, took longer than ``OriginTimeouts/total``.
     case total
+    /// The response streamed more slowly than ``OriginTimeouts/minimumRate`` over ``OriginTimeouts/rateWindow``
+    /// (time paused for a slow reader not counted): a trickling origin.
+    case rate
 
-    /// The raw value: `connect`, `first_byte`, `stall`, `total`.
+    /// The raw value: `connect`, `first_byte`, `stall`, `total`, `rate`.
     public var description: String { rawValue }
 }

@@ -9,6 +9,11 @@ public struct OriginTimeouts: Sendable, Hashable {
     public var stall: Duration
     /// The whole fetch, redirects and retries included, until the last body byte.
     public var total: Duration
+    /// The slowest a body may stream, in bytes per second, measured over each ``rateWindow`` after the first byte
+    /// (time paused because the reader is slow does not count); 0 turns the check off.
+    public var minimumRate: Int = 1024
+    /// The window ``minimumRate`` is measured over.
+    public var rateWindow: Duration = .seconds(10)
 
     /// Creates timeouts.
     /// - Parameters:

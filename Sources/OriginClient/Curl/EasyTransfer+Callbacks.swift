@@ -216,6 +216,29 @@ extension EasyTransfer {
 
     // MARK: - Body
 
+    /// The minimum-rate check: `nil` while the body streams fast enough; the timeout once a whole window passed
+    /// below ``OriginTimeouts/minimumRate``.
+    private func slowRate(adding count: Int) -> OriginError? {
+        let timeouts = effectiveTimeouts
+        guard timeouts.minimumRate > 0 else { return nil }
+        let now = ContinuousClock.now
+        guard let start = rateWindowStart else {
+            rateWindowStart = now
+            rateWindowBytes = Int64(count)
+            return nil
+        }
+        rateWindowBytes += Int64(count)
+        let elapsed = now - start
+        guard elapsed >= timeouts.rateWindow else { return nil }
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        if Double(rateWindowBytes) / seconds < Double(timeouts.minimumRate) {
+            return .timeout(.rate, limit: timeouts.rateWindow, url: currentURL)
+        }
+        rateWindowStart = now
+        rateWindowBytes = 0
+        return nil
+    }
+
     /// `CURLOPT_WRITEFUNCTION`: body bytes (decoded when gzip was accepted).
     private func onBody(_ bytes: UnsafeRawBufferPointer) -> Int {
         lastByteAt = .now
@@ -236,6 +259,10 @@ extension EasyTransfer {
         }
         if let expected = expectedLength, total > expected {
             failure = .bodyTooLong(url: currentURL, received: total, expected: expected)
+            return 0
+        }
+        if let slow = slowRate(adding: bytes.count) {
+            failure = slow
             return 0
         }
         switch transfer.receiveChunk(bytes) {

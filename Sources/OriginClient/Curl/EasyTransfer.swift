@@ -60,6 +60,9 @@ final class EasyTransfer {
     var discardedBytes = 0
     /// Whether the write callback paused the transfer because the reader is behind.
     var pausedForReader = false
+    /// Where the current minimum-rate window started (`nil`: at the next byte) and the bytes since.
+    var rateWindowStart: ContinuousClock.Instant?
+    var rateWindowBytes: Int64 = 0
     /// Body bytes handed to the reader (or buffered for it).
     var receivedBytes: Int64 = 0
     /// The length the body must have, when announced and not content-decoded.
@@ -120,6 +123,8 @@ final class EasyTransfer {
         lastByteAt = now
         discardedBytes = 0
         pausedForReader = false
+        rateWindowStart = nil
+        rateWindowBytes = 0
         receivedBytes = 0
         expectedLength = nil
         errorBuffer[0] = 0
@@ -151,6 +156,7 @@ final class EasyTransfer {
         guard pausedForReader, transfer.prepareResume() else { return }
         pausedForReader = false
         lastByteAt = .now
+        rateWindowStart = nil  // time paused for the reader does not count against the origin's rate
         // May call the write callback right away, which may pause again.
         _ = curl_easy_pause(handle, hlscache_CURLPAUSE_CONT)
     }
