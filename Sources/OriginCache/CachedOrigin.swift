@@ -54,7 +54,9 @@ public final class CachedOrigin: Sendable {
             freshness: PlaylistFreshness(
                 vodTTL: configuration.vodPlaylistTTL, multivariantTTL: configuration.multivariantPlaylistTTL),
             parseLimits: .init(),
-            negativeTTL: configuration.negativeTTL,
+            // With query parameters left out of segment keys, a 404 for one viewer (no token, an expired one) must
+            // not be served to the others: nothing is remembered.
+            negativeTTL: configuration.cacheKeys.ignoredQuery.isEmpty ? configuration.negativeTTL : .zero,
             deadlines: ManifestDeadlines(manifestTimeout: configuration.manifestTimeout),
             metrics: metrics
         )

@@ -61,6 +61,9 @@ struct BrowserPlaybackTests {
             let playback = try #require(try await Browser.play([server.url(path)], seconds: 3, timeout: 60).first)
             #expect(playback.played(3), "\(playback)")
             #expect(try await TestHTTP.get(server.url("/play?src=https://elsewhere.test/a.m3u8")).status == 400)
+            let secret = "/o/http/127.0.0.1:1/a.m3u8?token=secret".addingPercentEncoding(
+                withAllowedCharacters: .alphanumerics)!
+            #expect(try await TestHTTP.get(server.url("/play?src=" + secret)).status == 400, "a page showed a token")
         }
     }
 }

@@ -83,6 +83,23 @@ struct GraceTests {
         }
     }
 
+    @Test("a refresh the origin answers 503 gives the stale copy at once, after one origin request")
+    func failedRefreshServesStale() async throws {
+        try await withServer(arguments: ["--vod-playlist-ttl", "1"]) { server, origin in
+            let path = "/fmp4/index.m3u8"
+            let url = server.proxied(origin.url(path))
+            #expect(try await TestHTTP.get(url).status == 200)
+            try await Task.sleep(for: .milliseconds(1200))
+            origin.set(path, .status(503))
+            let before = origin.count(path)
+            let answer = try await TestHTTP.get(url)
+            #expect(answer.status == 200 && answer.header("x-cache") == "STALE")
+            // The origin client retries a 503 once by itself; the cache asks once.
+            #expect(
+                origin.count(path) - before <= 2, "the failed refresh was asked again: \(origin.count(path) - before)")
+        }
+    }
+
     @Test("a VOD playlist past its grace waits for the origin again; within it, it does not")
     func graceEndsForVOD() async throws {
         try await withServer(arguments: ["--vod-playlist-ttl", "1", "--playlist-grace", "2"]) {

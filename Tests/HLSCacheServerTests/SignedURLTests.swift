@@ -123,4 +123,29 @@ struct SignedURLTests {
         #expect(Self.segments.allSatisfy { origin.count($0) == 1 })
         await server.stop()
     }
+
+    @Test(
+        "a viewer's error never shows another viewer's token; an extensionless playlist that lost its token is not shared"
+    )
+    func tokensStayWithTheirViewer() async throws {
+        let origin = try await Self.signedOrigin()
+        defer { origin.stop() }
+        let server = try await ServerProcess.start(arguments: [
+            "--allow-host", "127.0.0.1", "--cache-key-ignore-query", "token", "--origin-timeout", "1", "--prefetch",
+            "0",
+        ])
+        origin.set("/stalled.ts", .stall)
+        let failed = try await TestHTTP.get(server.proxied(origin.url("/stalled.ts?token=secret-of-viewer-a")))
+        #expect(failed.status == 504)
+        #expect(!failed.text.contains("secret-of-viewer-a"), "\(failed.text)")
+
+        let playlist = "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\nseg0.ts?token=a\n#EXT-X-ENDLIST\n"
+        origin.set("/manifest", .body(playlist, contentType: "application/vnd.apple.mpegurl"))
+        for viewer in ["a", "b"] {
+            let answer = try await TestHTTP.get(server.proxied(origin.url("/manifest?token=\(viewer)")))
+            #expect(answer.status == 200 && answer.header("x-cache") != "HIT")
+        }
+        #expect(origin.count("/manifest") == 2, "a playlist with one viewer's tokens was shared")
+        await server.stop()
+    }
 }

@@ -84,7 +84,9 @@ struct FetchFailure: Sendable {
         log: (level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata)?
     ) {
         self.status = status
-        self.reason = reason
+        // Query values and userinfo masked, as in logs: with --cache-key-ignore-query the URL an error names may
+        // be another viewer's, token included.
+        self.reason = SecretRedaction.redact(reason)
         self.staleReason = stale
         self.logLine = log
     }

@@ -50,8 +50,8 @@ struct Grace {
             Task {
                 let outcome: Outcome
                 do {
-                    _ = try await refresh.value
-                    outcome = .arrived
+                    let response = try await refresh.value
+                    outcome = (200..<300).contains(response.metadata.status) ? .arrived : .failed
                 } catch {
                     outcome = .failed
                 }

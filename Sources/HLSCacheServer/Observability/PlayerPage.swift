@@ -17,11 +17,13 @@ enum PlayerPage {
         return path + "?src=" + proxied.addingPercentEncoding(withAllowedCharacters: queryValueCharacters)!
     }
 
-    /// The page for a request target (`/play?src=…`), or `nil` when `src` is missing or not a proxy path.
+    /// The page for a request target (`/play?src=…`), or `nil` when `src` is missing, not a proxy path, or holds
+    /// a secret (a query value, userinfo), which no page of hlscache shows.
     static func render(target: String) -> String? {
         guard let query = target.split(separator: "?", maxSplits: 1).dropFirst().first,
             let source = FormValue.value("src", in: String(query)),
             source.hasPrefix(ProxyURL.pathPrefix), ProxyURL.origin(fromPath: source) != nil,
+            SecretRedaction.redact(source) == source,
             !source.contains(where: { $0.isNewline })
         else { return nil }
         let shown = StatusPage.escape(SecretRedaction.redact(ProxyURL.origin(fromPath: source) ?? source))

@@ -31,7 +31,8 @@ final class SegmentIndex: Sendable {
     func record(playlist url: String, segments: [CacheKey], isVOD: Bool) {
         state.withLock { state in
             if let old = state.playlists.peek(url) {
-                if old == segments { return }
+                // Keys compare without their fetch URLs: new tokens in the same playlist replace the old ones.
+                if old == segments, old.map(\.fetchURL) == segments.map(\.fetchURL) { return }
                 for key in old where state.positions[key]?.playlist == url { state.positions[key] = nil }
             }
             for (index, key) in segments.enumerated() {

@@ -15,6 +15,7 @@ final class ManifestDeadlines: Sendable {
 
     /// The total deadline of a manifest not known to be live.
     let manifestTimeout: Duration
+    /// Manifests parsed before, by URL: their live period, or 0 when not live.
     private let live = Mutex<[String: TimeInterval]>([:])
 
     init(manifestTimeout: Duration) {
@@ -24,19 +25,19 @@ final class ManifestDeadlines: Sendable {
     /// The total deadline of a fetch of `url`, or `nil` when it is not a manifest (by its path, or because it was
     /// parsed as one before).
     func deadline(for url: String, guessedManifest: Bool) -> Duration? {
-        if let seconds = live.withLock({ $0[url] }) { return .milliseconds(Int64(seconds * 1000)) }
-        return guessedManifest ? manifestTimeout : nil
+        switch live.withLock({ $0[url] }) {
+        case let seconds? where seconds > 0: return .milliseconds(Int64(seconds * 1000))
+        case .some: return manifestTimeout  // parsed as a manifest before, not live
+        case nil: return guessedManifest ? manifestTimeout : nil
+        }
     }
 
     /// Notes what a parsed manifest is: live with this refresh period (target duration or update period), or not.
     func note(_ url: String, livePeriod: TimeInterval?) {
         live.withLock { live in
-            guard let period = livePeriod else {
-                live[url] = nil
-                return
-            }
             if live[url] == nil, live.count >= Self.capacity { live.removeAll(keepingCapacity: true) }
-            live[url] = max(Self.liveFloor, period)
+            // 0: a manifest, not live (its deadline is manifestTimeout).
+            live[url] = livePeriod.map { max(Self.liveFloor, $0) } ?? 0
         }
     }
 }

@@ -16,7 +16,10 @@ import SegmentCache
 /// - Anything else is stored without expiry (segments, keys and init sections do not change), unless the
 ///   origin says `no-store`.
 /// - Non-2xx answers are passed through unstored, except a 404 or 410 for an object that is not a manifest, which
-///   is remembered for `negativeTTL` (unless the key left query parameters out: another viewer's token may work).
+///   is remembered for `negativeTTL` (0 when segment keys leave query parameters out: another viewer's token may
+///   work).
+/// - A manifest whose key lost query parameters by the segment list (a playlist at a path without a manifest
+///   extension) is relayed, not stored: it would carry one viewer's tokens to the others.
 /// - The request goes to the key's ``CacheKey/fetchURL``; everything stored and logged names its ``CacheKey/url``.
 struct OriginObjectSource: ObjectSource {
     let client: any OriginFetching
@@ -54,9 +57,7 @@ struct OriginObjectSource: ObjectSource {
         let directives = CacheDirectives(header: response.header)
         guard response.isSuccess else {
             let guess = ObjectKind.guess(url: key.url)
-            let negative =
-                [404, 410].contains(response.status) && negativeTTL > .zero && !guess.isManifest
-                && key.fetchURL == key.url
+            let negative = [404, 410].contains(response.status) && negativeTTL > .zero && !guess.isManifest
             return SourceResponse(
                 status: response.status, cacheable: negative && !directives.noStore, contentType: "text/plain",
                 contentLength: 0, expiry: negative ? Date().addingTimeInterval(negativeTTL.seconds) : nil,
@@ -182,9 +183,10 @@ struct OriginObjectSource: ObjectSource {
                 throw InvalidPlaylistError(url: key.url, error: error)
             }
         }
+        let sharedByAccident = key.fetchURL != key.url && !ObjectKind.guess(url: key.url).isManifest
         return SourceResponse(
             status: 200,
-            cacheable: !directives.noStore,
+            cacheable: !directives.noStore && !sharedByAccident,
             contentType: kind.contentType!,
             contentLength: Int64(bytes.count),
             etag: response.header("etag"),

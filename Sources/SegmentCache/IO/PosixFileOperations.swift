@@ -12,9 +12,11 @@ package struct PosixFileOperations: FileOperations {
     package func space(at path: String) -> FileSystemSpace? {
         var reading = statvfs()
         guard statvfs(path, &reading) == 0 else { return nil }
-        let block = Int64(reading.f_frsize)
-        let (available, availableOverflow) = Int64(reading.f_bavail).multipliedReportingOverflow(by: block)
-        let (total, totalOverflow) = Int64(reading.f_blocks).multipliedReportingOverflow(by: block)
+        guard let block = Int64(exactly: reading.f_frsize), let availableBlocks = Int64(exactly: reading.f_bavail),
+            let totalBlocks = Int64(exactly: reading.f_blocks)
+        else { return nil }
+        let (available, availableOverflow) = availableBlocks.multipliedReportingOverflow(by: block)
+        let (total, totalOverflow) = totalBlocks.multipliedReportingOverflow(by: block)
         guard !availableOverflow, !totalOverflow else { return nil }
         return FileSystemSpace(available: available, total: total)
     }
