@@ -50,15 +50,7 @@ extension SegmentCache {
     /// - Parameter key: the entry's key.
     public func invalidate(_ key: CacheKey) {
         let digest = EntryDigest(key)
-        state.withLock { state in
-            state.flights[digest]?.invalidate()
-            state.beginRemoval(digest)
-        }
-        do throws(SystemError) {
-            try operations.unlink(layout.path(of: digest))
-        } catch let error where error.code != ENOENT {
-            reportDiskError(error, key: key)
-        } catch {}
-        state.withLock { $0.endRemoval(digest) }
+        state.withLock { $0.flights[digest]?.invalidate() }
+        remove(digest, key: key)
     }
 }

@@ -13,7 +13,7 @@ extension SegmentCache {
             for flight in state.flights.values where flight.key.url == url { flight.invalidate() }
             return Array(state.rangedEntries[whole.url] ?? [])
         }
-        return ([whole] + ranged).reduce(0) { $0 + (remove($1) ? 1 : 0) }
+        return ([whole] + ranged).reduce(0) { $0 + (remove($1, key: nil) ? 1 : 0) }
     }
 
     /// Removes every entry whose key URL starts with `prefix`, reading the key from each entry's header (a walk of
@@ -30,21 +30,23 @@ extension SegmentCache {
         for digest in digests {
             guard let entry = openEntry(digest, expecting: nil) else { continue }
             let matches = entry.metadata.key.url.hasPrefix(prefix)
-            if matches, remove(digest) { removed += 1 }
+            if matches, remove(digest, key: nil) { removed += 1 }
         }
         return removed
     }
 
-    /// Unlinks an entry's file and forgets it.
+    /// Unlinks an entry's file and forgets it (a purge, an invalidation); a fill of it waits until the file is gone.
+    /// - Parameter key: the entry's key, for a disk error's log line, when known.
     /// - Returns: whether there was a file to unlink.
-    private func remove(_ digest: EntryDigest) -> Bool {
+    @discardableResult
+    func remove(_ digest: EntryDigest, key: CacheKey?) -> Bool {
         state.withLock { $0.beginRemoval(digest) }
         defer { state.withLock { $0.endRemoval(digest) } }
         do throws(SystemError) {
             try operations.unlink(layout.path(of: digest))
             return true
         } catch let error where error.code != ENOENT {
-            reportDiskError(error, key: nil)
+            reportDiskError(error, key: key)
             return false
         } catch {
             return false

@@ -74,13 +74,7 @@ public enum TestHTTP {
         if let body { arguments += ["--data-binary", body] }
         let result = try await ChildProcess.run("/usr/bin/curl", arguments)
         let parts = result.output.components(separatedBy: "\r\n\r\n")
-        var lines = (parts.first ?? "").components(separatedBy: "\r\n")
-        let status = Int(lines.removeFirst().split(separator: " ").dropFirst().first ?? "") ?? 0
-        var fields: [String: String] = [:]
-        for line in lines {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            fields[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-        }
+        let (status, fields) = head(parts.first ?? "")
         return (status, fields, parts.dropFirst().joined(separator: "\r\n\r\n"))
     }
 
@@ -91,7 +85,12 @@ public enum TestHTTP {
         _ url: String, to path: String
     ) async throws -> (status: Int, headers: [String: String]) {
         let result = try await ChildProcess.run("/usr/bin/curl", ["-s", "-o", path, "-D", "-", url])
-        var lines = result.output.components(separatedBy: "\r\n")
+        return head(result.output)
+    }
+
+    /// The status and headers (names in lower case) of a head curl printed.
+    private static func head(_ text: String) -> (status: Int, headers: [String: String]) {
+        var lines = text.components(separatedBy: "\r\n")
         let status = Int(lines.removeFirst().split(separator: " ").dropFirst().first ?? "") ?? 0
         var headers: [String: String] = [:]
         for line in lines {

@@ -42,9 +42,9 @@ struct OriginObjectSource: ObjectSource {
             request.byteRange = RequestedRange(range)
         }
         let blocking = Self.isBlockingReload(key.fetchURL)
+        let guess = ObjectKind.guess(url: key.url)
         if !blocking {
-            request.totalTimeout = deadlines.deadline(
-                for: key.url, guessedManifest: ObjectKind.guess(url: key.url).isManifest)
+            request.totalTimeout = deadlines.deadline(for: key.url, guessedManifest: guess.isManifest)
         }
         let response: OriginResponse
         do {
@@ -56,7 +56,6 @@ struct OriginObjectSource: ObjectSource {
         metrics.countOriginRequest(status: String(response.status))
         let directives = CacheDirectives(header: response.header)
         guard response.isSuccess else {
-            let guess = ObjectKind.guess(url: key.url)
             let negative = [404, 410].contains(response.status) && negativeTTL > .zero && !guess.isManifest
             return SourceResponse(
                 status: response.status, cacheable: negative && !directives.noStore, contentType: "text/plain",
@@ -69,7 +68,8 @@ struct OriginObjectSource: ObjectSource {
         let kind = ObjectKind.classify(url: key.url, contentType: contentType, firstBytes: first ?? [])
         if kind.isManifest {
             return try await manifest(
-                key, kind: kind, response: response, first: first, rest: &chunks, directives: directives)
+                key, kind: kind, guessedManifest: guess.isManifest, response: response, first: first, rest: &chunks,
+                directives: directives)
         }
         var contentLength = response.contentLength
         var completeLength: Int64?
@@ -140,7 +140,7 @@ struct OriginObjectSource: ObjectSource {
     /// A manifest, read whole (bounded), parsed, and stored with the expiry ``PlaylistFreshness`` gives it.
     /// - Throws: ``InvalidPlaylistError`` or ``InvalidMPDError`` when it does not parse or is too large.
     private func manifest(
-        _ key: CacheKey, kind: ObjectKind, response: OriginResponse, first: [UInt8]?,
+        _ key: CacheKey, kind: ObjectKind, guessedManifest: Bool, response: OriginResponse, first: [UInt8]?,
         rest: inout OriginBody.AsyncIterator, directives: CacheDirectives
     ) async throws -> SourceResponse {
         var bytes = first ?? []
@@ -183,7 +183,7 @@ struct OriginObjectSource: ObjectSource {
                 throw InvalidPlaylistError(url: key.url, error: error)
             }
         }
-        let sharedByAccident = key.fetchURL != key.url && !ObjectKind.guess(url: key.url).isManifest
+        let sharedByAccident = key.fetchURL != key.url && !guessedManifest
         return SourceResponse(
             status: 200,
             cacheable: !directives.noStore && !sharedByAccident,
