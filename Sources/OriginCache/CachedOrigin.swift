@@ -40,7 +40,11 @@ public final class CachedOrigin: Sendable {
         timeouts.connect = min(timeouts.connect, configuration.originTimeout)
         timeouts.firstByte = configuration.originTimeout
         timeouts.stall = max(timeouts.stall, configuration.originTimeout)
-        var clientConfiguration = OriginClientConfiguration(policy: configuration.addressPolicy, timeouts: timeouts)
+        // Through a parent, the only host this node connects to is the parent's: listed exactly, so it may be private.
+        let policy =
+            configuration.parent.map { AddressPolicy(allowedHosts: [$0.host], allowPrivateNetworks: false) }
+            ?? configuration.addressPolicy
+        var clientConfiguration = OriginClientConfiguration(policy: policy, timeouts: timeouts)
         clientConfiguration.maxBodyBytes = configuration.maxObjectBytes
         clientConfiguration.apply(configuration.originAccess)
         client = try OriginClient(configuration: clientConfiguration)
@@ -58,7 +62,8 @@ public final class CachedOrigin: Sendable {
             // not be served to the others: nothing is remembered.
             negativeTTL: configuration.cacheKeys.ignoredQuery.isEmpty ? configuration.negativeTTL : .zero,
             deadlines: ManifestDeadlines(manifestTimeout: configuration.manifestTimeout),
-            metrics: metrics
+            metrics: metrics,
+            parent: configuration.parent
         )
         do {
             cache = try SegmentCache(

@@ -27,6 +27,9 @@ public struct OriginCacheConfiguration: Sendable {
     public var originAccess = OriginAccess()
     /// The query parameters left out of cache keys.
     public var cacheKeys = CacheKeyPolicy()
+    /// The parent hlscache every origin fetch goes through (`--parent`); the origin client then reaches the parent's
+    /// host alone, and the parent applies its own address policy to the origins.
+    public var parent: ParentTier?
 
     /// The defaults: `./hlscache-cache`, 10 GB, any public host, 10 s, 512 MiB, 24 h and 60 s.
     public init() {}

@@ -42,7 +42,9 @@ extension SegmentCache {
         )
         var writer = response.cacheable ? makeWriter(for: metadata) : nil
         flight.headArrived(
-            FlightHead(metadata: metadata, isStored: writer != nil, isFromStore: false),
+            FlightHead(
+                metadata: metadata, isStored: writer != nil, isFromStore: false,
+                upstreamCache: response.upstreamCache),
             file: writer?.file,
             bodyOffset: writer?.headerLength ?? 0
         )

@@ -139,6 +139,7 @@ public final class SegmentCache: Sendable {
             disposition: disposition,
             metadata: head.metadata,
             isStored: head.isStored,
+            upstreamCache: head.upstreamCache,
             source: .flight(flight),
             start: 0,
             chunkSize: configuration.readChunkSize

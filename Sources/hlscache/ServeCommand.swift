@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import HLSCacheServer
 import Logging
+import OriginCache
 
 /// `hlscache serve`: the caching proxy.
 struct ServeCommand: AsyncParsableCommand {
@@ -26,7 +27,7 @@ struct ServeCommand: AsyncParsableCommand {
             .value("shutdown-grace"),
             .value("log-format"), .value("log-level"), .value("memory-cache-size"), .flag("no-event-loop-hits"),
             .value("max-connections"), .value("request-head-timeout"), .value("idle-timeout"), .value("send-timeout"),
-            .repeated("cors-origin"), .value("admin-token"),
+            .repeated("cors-origin"), .value("admin-token"), .value("node-name"), .value("fleet-url"), .value("parent"),
         ]
 
     @Option(help: "Address to listen on.")
@@ -117,6 +118,19 @@ struct ServeCommand: AsyncParsableCommand {
             """)
     var adminToken: String?
 
+    @Option(help: "This node's name in Via headers (default: hlscache- and 8 random hex digits, new each start).")
+    var nodeName: String?
+
+    @Option(
+        help: """
+            Fleet: the load balancer's URL every node can reach. Read-ahead is sent there so the node that owns \
+            each segment fills it (default: --public-base-url when set; none: off).
+            """)
+    var fleetURL: String?
+
+    @Option(help: "Shield tier: a parent hlscache's base URL that every origin fetch goes through.")
+    var parent: String?
+
     func validate() throws {
         _ = try makeConfiguration()
     }
@@ -171,7 +185,35 @@ struct ServeCommand: AsyncParsableCommand {
             configuration.adminToken = adminToken
         }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
+        try configureFleet(&configuration)
         return configuration
+    }
+
+    /// `--node-name`, `--fleet-url` and `--parent`.
+    private func configureFleet(_ configuration: inout ServerConfiguration) throws {
+        do {
+            if let nodeName {
+                guard FleetHop.isValidName(nodeName) else {
+                    throw ValidationError("--node-name must be 1 to 64 letters, digits, '.', '-' or '_'")
+                }
+                configuration.nodeName = nodeName
+            }
+            switch fleetURL ?? publicBaseURL {
+            case nil, "none": configuration.fleetURL = nil
+            case let url?: configuration.fleetURL = try ParentTier.base(of: url, option: "--fleet-url").base
+            }
+            if let parent {
+                let tier = try ParentTier(url: parent, nodeName: configuration.nodeName)
+                let port = URLComponents(string: tier.base)?.port ?? (tier.base.hasPrefix("https:") ? 443 : 80)
+                let selves: Set<String> = [host, "localhost", "127.0.0.1", "::1", "[::1]", "0.0.0.0"]
+                guard !(port == self.port && selves.contains(tier.host)) else {
+                    throw ValidationError("--parent \(parent) is this node itself: a node cannot be its own parent")
+                }
+                configuration.parent = tier
+            }
+        } catch let error as FleetConfigurationError {
+            throw ValidationError(error.description)
+        }
     }
 
     func run() async throws {

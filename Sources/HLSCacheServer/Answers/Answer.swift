@@ -116,6 +116,8 @@ struct Answer: Sendable {
 extension HTTPField.Name {
     /// `X-Cache: HIT|MISS|STALE|BYPASS`.
     static let xCache = HTTPField.Name("X-Cache")!
+    /// `X-Cache-Parent: HIT|MISS|STALE|BYPASS`: what a parent hlscache's cache did for an answer filled through it.
+    static let xCacheParent = HTTPField.Name("X-Cache-Parent")!
     /// `X-Request-Id`: the id in the access log.
     static let xRequestID = HTTPField.Name("X-Request-Id")!
 }

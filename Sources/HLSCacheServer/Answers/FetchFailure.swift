@@ -9,6 +9,7 @@ import OriginClient
 /// | Failure | Status | Stale copy instead |
 /// |---|---|---|
 /// | invalid playlist or MPD | 502 | no |
+/// | the parent answered 508 (a loop of `--parent`s) | 508 | no |
 /// | the address policy refused the origin | 403 | no |
 /// | the request cannot be sent (bad URL) | 400 | no |
 /// | larger than `--max-object-size` | 502 | no |
@@ -39,6 +40,12 @@ struct FetchFailure: Sendable {
             self.init(
                 .badGateway, invalid.description, stale: nil,
                 log: (.warning, "invalid playlist", ["url": "\(invalid.url)", "error": "\(invalid.error)"]))
+            return
+        }
+        if let loop = error as? ParentLoopError {
+            self.init(
+                RequestResolution.loopDetected, loop.description, stale: nil,
+                log: (.error, "parent loop", ["url": "\(loop.url)", "parent": "\(loop.parent)"]))
             return
         }
         guard let error = error as? OriginError else {

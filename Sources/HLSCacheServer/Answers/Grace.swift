@@ -36,6 +36,10 @@ struct Grace {
         }
         components.logger.info(
             "serving stale playlist during refresh", metadata: ["url": "\(key.url)", "age_s": "\(Int(age))"])
+        if resolved.asStored {
+            return .object(
+                stale, requested: resolved.requested, result: .stale, record: record, components: components)
+        }
         return .playlist(rendered, metadata: stale.metadata, result: .stale, record: record, components: components)
     }
 

@@ -68,6 +68,13 @@ public struct ServerConfiguration: Sendable {
     public var adminToken: String?
     /// Which web pages may read answers (`--cors-origin`): any by default.
     public var cors: CORSPolicy = .anyOrigin
+    /// This node's name in `Via` headers (`--node-name`): a random one per start unless given.
+    public var nodeName: String = FleetHop.randomNodeName()
+    /// The fleet's load balancer (`--fleet-url`, a base URL without trailing slashes): read-ahead is sent there, so
+    /// the node that owns each segment fills it; `nil` fills this node's own cache.
+    public var fleetURL: String?
+    /// The parent hlscache every origin fetch goes through (`--parent`).
+    public var parent: ParentTier?
 
     /// Log line formats.
     public enum LogFormat: String, Sendable, CaseIterable {
@@ -95,6 +102,7 @@ public struct ServerConfiguration: Sendable {
         originCache.manifestTimeout = manifestTimeout
         originCache.originAccess = originAccess
         originCache.cacheKeys = cacheKeys
+        originCache.parent = parent
         return originCache
     }
 

@@ -18,7 +18,10 @@ extension Answer {
         guard let target = request.path else { return nil }
         let cors = components.configuration.cors.grant(requestOrigin: request.headerFields[.origin])
         let resolution = RequestResolution(
-            method: request.method, target: target, range: request.headerFields[.range], components: components)
+            method: request.method, target: target, range: request.headerFields[.range],
+            via: request.headerFields[.via],
+            isReadAhead: request.headerFields[RequestResolution.readAheadHeader] != nil,
+            components: components)
         if case .own(.preflight) = resolution {
             self.init(
                 preflightAsking: request.headerFields[.accessControlRequestHeaders],
@@ -27,7 +30,7 @@ extension Answer {
                     start: start, cors: cors))
             return
         }
-        guard case .origin(let resolved) = resolution else { return nil }
+        guard case .origin(let resolved) = resolution, !resolved.isReadAhead else { return nil }
         let key = resolved.key
         let isHead = request.method == .head
         // What decides whether the event loop answers is decided here, before the hit is counted, so that a hit
@@ -39,7 +42,7 @@ extension Answer {
         var plan: Plan?
         let found = components.cache.publishedResponse(for: key) { metadata in
             guard (200..<300).contains(metadata.status), metadata.contentLength != nil else { return false }
-            if metadata.objectKind.isManifest {
+            if metadata.objectKind.isManifest, !resolved.asStored {
                 guard let rendered = components.memory.playlists.rendering(of: key, fetchedAt: metadata.fetchedAt)
                 else {
                     return false

@@ -1,4 +1,5 @@
 import ByteRanges
+import Foundation
 import HTTPTypes
 import OriginCache
 import SegmentCache
@@ -8,6 +9,14 @@ import SegmentCache
 struct ObjectHead {
     /// What players may cache objects for: segments do not change once published.
     static let cacheControl = "public, max-age=86400"
+
+    /// An entry with an expiry (a manifest answered as stored, to a child node) is fresh for what remains of it;
+    /// anything else for a day.
+    static func cacheControl(expiry: Date?) -> String {
+        guard let expiry else { return cacheControl }
+        let remaining = min(max(0, expiry.timeIntervalSinceNow), Double(CacheDirectives.maxDeltaSeconds))
+        return "public, max-age=\(Int(remaining))"
+    }
 
     /// 200 or 206.
     var status: HTTPResponse.Status
@@ -35,7 +44,7 @@ struct ObjectHead {
         var headers = HTTPFields()
         headers[.contentType] =
             metadata.contentType ?? MediaTypes.byExtension(of: metadata.key.url) ?? "application/octet-stream"
-        headers[.cacheControl] = result == .bypass ? "no-store" : cacheControl
+        headers[.cacheControl] = result == .bypass ? "no-store" : cacheControl(expiry: metadata.expiry)
         headers[.acceptRanges] = "bytes"
         if let etag = metadata.etag { headers[.eTag] = etag }
         if let lastModified = metadata.lastModified { headers[.lastModified] = lastModified }

@@ -27,6 +27,8 @@ final class ServerMetrics: Sendable {
     /// `hlscache_purged_entries_total`: cache entries removed by the admin purge routes.
     private let purgedEntries: CoreMetrics.Counter
     private let purgeRequests: [String: CoreMetrics.Counter]
+    /// `hlscache_fleet_read_ahead_received_total`: read-ahead requests of fleet nodes queued here (`--fleet-url`).
+    private let fleetReadAheadReceived: CoreMetrics.Counter
     private let requestDuration: CoreMetrics.Timer
     private let eventLoopHits: [HitBodyKind: CoreMetrics.Counter]
     private let servedTotal = Atomic<Int64>(0)
@@ -65,6 +67,8 @@ final class ServerMetrics: Sendable {
                 label: "hlscache_purge_requests_total", dimensions: [("result", result)], factory: factory)
         }
         self.purgeRequests = purgeRequests
+        fleetReadAheadReceived = CoreMetrics.Counter(
+            label: "hlscache_fleet_read_ahead_received_total", factory: factory)
         requestDuration = CoreMetrics.Timer(
             label: "hlscache_request_duration_seconds", preferredDisplayUnit: .seconds, factory: factory)
     }
@@ -92,6 +96,11 @@ final class ServerMetrics: Sendable {
     /// Counts an admin purge request by result: `ok`, `unauthorized`, `forbidden` or `invalid`.
     func purgeRequest(result: String) {
         purgeRequests[result]?.increment()
+    }
+
+    /// Counts a fleet node's read-ahead request queued here.
+    func fleetReadAheadQueued() {
+        fleetReadAheadReceived.increment()
     }
 
     /// Counts cache entries removed by a purge.

@@ -122,18 +122,9 @@ struct PlaylistRenderer {
             newestSegments: newest)
     }
 
-    /// Proxy URLs for every URI; in reverse mode, the origin's own URLs become plain paths on hlscache.
+    /// The URIs players are given (``PlayerURIs``), with the public base URL in front.
     private var mapping: URIMapping {
-        let base = components.configuration.publicBaseURL ?? ""
-        guard let reverse = components.configuration.reverseOrigin else { return .proxy(base: base) }
-        let origin = OriginTarget.normalizedOrigin(reverse)
-        let publicBase = ProxyURLBase.normalized(base)
-        return .custom { url in
-            if url.hasPrefix(origin), url.dropFirst(origin.count).first == "/" {
-                return publicBase + url.dropFirst(origin.count)
-            }
-            return ProxyURL.make(origin: url, base: base)
-        }
+        PlayerURIs.mapping(components.configuration, base: components.configuration.publicBaseURL ?? "")
     }
 
     private static func read(_ region: EntryFileRegion) -> [UInt8]? {

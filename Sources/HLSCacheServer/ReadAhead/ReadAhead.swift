@@ -3,7 +3,7 @@ import SegmentCache
 import Synchronization
 
 /// Background read-ahead: fetches segments players are about to ask for through the cache's single flight,
-/// a few at a time.
+/// a few at a time, or, in a fleet, asks the node that owns each one to (``FleetReadAhead``).
 ///
 /// Keys already queued, running, or read ahead recently are skipped, so N players serving the same live
 /// playlist queue its newest segments once. The queue is bounded; keys beyond it are dropped (the player's
@@ -16,14 +16,22 @@ final class ReadAhead: Sendable {
         var recent = ClockMap<CacheKey, Void>(capacity: 4096)
     }
 
-    private let cache: SegmentCache
+    /// Where a read-ahead fetch goes.
+    enum Delivery: Sendable {
+        /// Into this node's cache.
+        case local(SegmentCache)
+        /// To the node of the fleet that owns the key.
+        case fleet(FleetReadAhead)
+    }
+
+    private let delivery: Delivery
     private let concurrency: Int
     private let logger: Logger
     private let maxQueued = 256
     private let state = Mutex(State())
 
-    init(cache: SegmentCache, concurrency: Int, logger: Logger) {
-        self.cache = cache
+    init(_ delivery: Delivery, concurrency: Int, logger: Logger) {
+        self.delivery = delivery
         self.concurrency = max(1, concurrency)
         self.logger = logger
     }
@@ -65,9 +73,14 @@ final class ReadAhead: Sendable {
 
     private func fetch(_ key: CacheKey) async {
         do {
-            let response = try await cache.fetch(key)
-            if response.disposition == .hit { return }
-            for try await _ in response.body {}
+            switch delivery {
+            case .local(let cache):
+                let response = try await cache.fetch(key)
+                if response.disposition == .hit { return }
+                for try await _ in response.body {}
+            case .fleet(let fleet):
+                try await fleet.send(key)
+            }
         } catch {
             logger.debug("read-ahead failed", metadata: ["url": "\(key)", "error": "\(error)"])
         }

@@ -39,20 +39,44 @@ enum RequestResolution {
         var requested: RequestedRange?
         /// The cache key the request asks for.
         var key: CacheKey
+        /// The hlscache nodes the request passed through (its `Via`): a child node's request, answered with
+        /// manifests as stored (the child rewrites them itself); empty for a player's.
+        var hops: [String] = []
+        /// A fleet node's read-ahead (`X-HLSCache-Read-Ahead`): queue the fill here and answer 202 at once.
+        var isReadAhead = false
+
+        /// Whether manifests are answered as the origin sent them, not rewritten: the request is a child node's.
+        var asStored: Bool { !hops.isEmpty }
     }
+
+    /// The request header a fleet node sends with its read-ahead (``OriginRequest/isReadAhead``).
+    static let readAheadHeader = HTTPField.Name("X-HLSCache-Read-Ahead")!
 
     /// Resolves a request.
     /// - Parameters:
     ///   - method: the request method.
     ///   - target: the request target (path and query) as received.
     ///   - range: the `Range` header, if any.
+    ///   - via: the `Via` header, if any: a request that passed through this node already is refused (508).
+    ///   - isReadAhead: whether the request carries ``readAheadHeader``.
     ///   - components: the configuration and the memoized address policy.
-    init(method: HTTPRequest.Method, target: String, range: String?, components: ServerComponents) {
+    init(
+        method: HTTPRequest.Method, target: String, range: String?, via: String? = nil, isReadAhead: Bool = false,
+        components: ServerComponents
+    ) {
         let configuration = components.configuration
         let path = target.utf8.firstIndex(of: UInt8(ascii: "?")).map { String(target[..<$0]) } ?? target
         let isRead = method == .get || method == .head
         if method == .options {
             self = .own(.preflight)
+            return
+        }
+        let hops = via.map(FleetHop.nodeNames(inVia:)) ?? []
+        if hops.contains(configuration.nodeName) || hops.count >= FleetHop.maxHops {
+            self = .refused(
+                Self.loopDetected,
+                "hlscache loop: the request came back to \(configuration.nodeName) through "
+                    + hops.prefix(FleetHop.maxHops).joined(separator: " -> "))
             return
         }
         if configuration.adminToken != nil,
@@ -98,8 +122,11 @@ enum RequestResolution {
         }
         let requested = range.flatMap(RequestedRange.init(header:))
         let key = components.origin.keys.key(origin: url, requested: requested)
-        self = .origin(OriginRequest(url: url, requested: requested, key: key))
+        self = .origin(OriginRequest(url: url, requested: requested, key: key, hops: hops, isReadAhead: isReadAhead))
     }
+
+    /// `508 Loop Detected` (RFC 5842): the answer to a request that came back round a loop of parents.
+    static let loopDetected = HTTPResponse.Status(code: 508, reasonPhrase: "Loop Detected")
 
     /// The admin routes, which exist only with `--admin-token`: `PURGE <proxied target>` and
     /// `POST /admin/purge` (the token itself is checked by the answer, which sees the headers).

@@ -26,6 +26,7 @@ struct ProxyResponder: HTTPResponder {
     private func answer(_ request: Request, record: AccessRecord) async -> Answer {
         let resolution = RequestResolution(
             method: request.method, target: request.head.path ?? "/", range: request.headers[.range],
+            via: request.headers[.via], isReadAhead: request.headers[RequestResolution.readAheadHeader] != nil,
             components: components)
         switch resolution {
         case .own(.health):
@@ -62,7 +63,13 @@ struct ProxyResponder: HTTPResponder {
             var record = record
             record.originURL = resolved.url
             record.kind = RequestKind(ObjectKind.guess(url: resolved.url))
-            return await origin(resolved, record: record)
+            if resolved.isReadAhead {
+                components.ownReadAhead.enqueue([resolved.key])
+                components.metrics.fleetReadAheadQueued()
+                return Answer(.accepted, headers: [:], body: .none, length: 0, result: .bypass, record: record)
+            }
+            // Fills started for this request send the nodes it passed through on to a parent (loop detection).
+            return await FleetHop.$incoming.withValue(resolved.hops) { await origin(resolved, record: record) }
         }
     }
 
@@ -81,11 +88,25 @@ struct ProxyResponder: HTTPResponder {
             return failed(
                 FetchFailure(originStatus: response.metadata.status, url: resolved.url), resolved, record: record)
         }
+        var answer = await answer(response, resolved, record: record)
+        // Filled through a parent on this request: say what the parent's cache did.
+        if response.disposition != .hit, let parentResult = response.upstreamCache {
+            answer.headers[.xCacheParent] = parentResult
+        }
+        return answer
+    }
+
+    /// The answer for a 2xx cache response: an object, a manifest as stored (for a child node), or a manifest
+    /// rendered.
+    private func answer(
+        _ response: CacheResponse, _ resolved: RequestResolution.OriginRequest, record: AccessRecord
+    ) async -> Answer {
         let result = result(of: response)
-        guard response.metadata.objectKind.isManifest else {
+        guard response.metadata.objectKind.isManifest, !resolved.asStored else {
             return .object(
                 response, requested: resolved.requested, result: result, record: record, components: components)
         }
+        let key = resolved.key
         let rendered: RenderedPlaylist
         do {
             rendered = try await PlaylistRenderer(components: components).rendering(key: key, response: response)
@@ -118,7 +139,7 @@ struct ProxyResponder: HTTPResponder {
     ) -> Answer? {
         let key = resolved.key
         guard let stale = components.cache.staleEntry(for: key) else { return nil }
-        guard stale.metadata.objectKind.isManifest else {
+        guard stale.metadata.objectKind.isManifest, !resolved.asStored else {
             components.logger.warning("serving stale", metadata: ["url": "\(key.url)", "reason": "\(reason)"])
             return .object(
                 stale, requested: resolved.requested, result: .stale, record: record, components: components)

@@ -15,8 +15,11 @@ final class ServerComponents: Sendable {
     let memory: MemoryTiers
     /// Which playlist each segment belongs to, and which segments follow it.
     let segmentIndex = SegmentIndex()
-    /// The read-ahead queue (none with `--prefetch-count 0`).
+    /// The read-ahead of the segments players are about to ask for (none with `--prefetch 0`): into this node's
+    /// cache, or through the fleet's balancer to the nodes that own them (`--fleet-url`).
     let readAhead: ReadAhead?
+    /// Fills this node's cache: the fleet's read-ahead requests are queued here (``readAhead`` when that is local).
+    let ownReadAhead: ReadAhead
     /// Logs, metrics, stream activity and request ids.
     let observability: Observability
     /// Set on SIGTERM: `/healthz` answers 503 while answers in flight finish.
@@ -38,9 +41,17 @@ final class ServerComponents: Sendable {
         var originCache = configuration.originCache
         originCache.addressPolicy = policy
         origin = try CachedOrigin(configuration: originCache, metrics: metrics, logger: logger)
-        readAhead =
-            configuration.prefetchCount > 0
-            ? ReadAhead(cache: origin.cache, concurrency: configuration.prefetchConcurrency, logger: logger) : nil
+        let own = ReadAhead(.local(origin.cache), concurrency: configuration.prefetchConcurrency, logger: logger)
+        ownReadAhead = own
+        if configuration.prefetchCount == 0 {
+            readAhead = nil
+        } else if let fleetURL = configuration.fleetURL {
+            let (base, host) = try ParentTier.base(of: fleetURL, option: "--fleet-url")
+            let fleet = try FleetReadAhead(base: base, host: host, configuration: configuration)
+            readAhead = ReadAhead(.fleet(fleet), concurrency: configuration.prefetchConcurrency, logger: logger)
+        } else {
+            readAhead = own
+        }
         memory = MemoryTiers(configuration: configuration)
     }
 }

@@ -18,6 +18,10 @@ public final class ChildProcess: Sendable {
 
     /// The running process.
     public let process: Process
+    /// Held while a program is launched: Foundation's `Process.run()` crashed in a test run (a bad read while
+    /// listing the descriptors to close) when many tests launched programs at once, with well over a thousand
+    /// descriptors open; one launch at a time costs milliseconds.
+    private static let launches = Mutex<Void>(())
     private let outputBytes = LockedBytes()
     private let errorBytes = LockedBytes()
     /// Reader threads still reading.
@@ -45,7 +49,7 @@ public final class ChildProcess: Sendable {
         process.standardError = errors
         process.standardInput = stdin
         self.process = process
-        try process.run()
+        try Self.launches.withLock { _ in try process.run() }
         startReader(output.fileHandleForReading.fileDescriptor, into: outputBytes)
         if !mergeErrors { startReader(errors.fileHandleForReading.fileDescriptor, into: errorBytes) }
         if let input { try stdin.fileHandleForWriting.write(contentsOf: Data(input.utf8)) }

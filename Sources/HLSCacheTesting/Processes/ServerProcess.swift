@@ -36,13 +36,15 @@ public final class ServerProcess: Sendable {
     ///   - arguments: more `serve` arguments.
     ///   - environment: extra environment variables (`HLSCACHE_*`).
     ///   - openFileLimit: a soft and hard `RLIMIT_NOFILE` to start it under (`ulimit -n`), if any.
+    ///   - port: the port to listen on (``freeLoopbackPort()``, for a server others must be told of before it
+    ///     starts); any free one when `nil`.
     public init(
         cacheDirectory: String? = nil, arguments: [String] = [], environment: [String: String] = [:],
-        openFileLimit: Int? = nil
+        openFileLimit: Int? = nil, port: Int? = nil
     ) throws {
         let directory = cacheDirectory ?? Self.temporaryDirectory()
         self.cacheDirectory = directory
-        let serve = ["serve", "--host", "127.0.0.1", "--port", "0", "--cache-dir", directory] + arguments
+        let serve = ["serve", "--host", "127.0.0.1", "--port", String(port ?? 0), "--cache-dir", directory] + arguments
         var env = ChildProcess.cleanEnvironment
         env.merge(environment) { $1 }
         if let openFileLimit {
@@ -72,12 +74,12 @@ public final class ServerProcess: Sendable {
     /// Starts `hlscache serve` off the concurrency pool and waits until it listens.
     public static func start(
         cacheDirectory: String? = nil, arguments: [String] = [], environment: [String: String] = [:],
-        openFileLimit: Int? = nil
+        openFileLimit: Int? = nil, port: Int? = nil
     ) async throws -> ServerProcess {
         try await offPool {
             try ServerProcess(
                 cacheDirectory: cacheDirectory, arguments: arguments, environment: environment,
-                openFileLimit: openFileLimit)
+                openFileLimit: openFileLimit, port: port)
         }
     }
 

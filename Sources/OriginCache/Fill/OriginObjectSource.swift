@@ -21,6 +21,8 @@ import SegmentCache
 /// - A manifest whose key lost query parameters by the segment list (a playlist at a path without a manifest
 ///   extension) is relayed, not stored: it would carry one viewer's tokens to the others.
 /// - The request goes to the key's ``CacheKey/fetchURL``; everything stored and logged names its ``CacheKey/url``.
+/// - With a ``ParentTier`` it goes to the parent's URL for it instead, with this node's `Via`; the parent's
+///   `X-Cache` is passed on as ``SourceResponse/upstreamCache``, and its `508` becomes ``ParentLoopError``.
 struct OriginObjectSource: ObjectSource {
     let client: any OriginFetching
     /// The client for LL-HLS blocking playlist reloads, whose first byte may take several target durations.
@@ -32,9 +34,18 @@ struct OriginObjectSource: ObjectSource {
     /// How long a manifest fetch may take in all.
     let deadlines: ManifestDeadlines
     let metrics: any OriginCacheMetrics
+    /// The parent hlscache every fetch goes through (`--parent`), if any.
+    var parent: ParentTier? = nil
 
     func fetch(_ key: CacheKey) async throws -> SourceResponse {
         var request = OriginRequest(url: key.fetchURL)
+        if let parent {
+            guard let url = parent.url(for: key.fetchURL) else {
+                throw OriginError.invalidRequest(url: key.url, reason: "not an absolute http(s) URL")
+            }
+            request.url = url
+            request.headers.append(parent.via)
+        }
         if let range = key.range {
             guard range.length > 0 else {
                 throw OriginError.invalidRequest(url: key.url, reason: "empty byte range \(range)")
@@ -54,6 +65,17 @@ struct OriginObjectSource: ObjectSource {
             throw error
         }
         metrics.countOriginRequest(status: String(response.status))
+        guard let parent else { return try await answer(key, response: response, guess: guess) }
+        if response.status == 508 {
+            throw ParentLoopError(url: key.url, parent: parent.base, reason: await Self.firstLine(of: response.body))
+        }
+        var answer = try await answer(key, response: response, guess: guess)
+        answer.upstreamCache = response.header("x-cache")
+        return answer
+    }
+
+    /// What the cache stores (or relays) of the origin's `response` for `key`.
+    private func answer(_ key: CacheKey, response: OriginResponse, guess: ObjectKind) async throws -> SourceResponse {
         let directives = CacheDirectives(header: response.header)
         guard response.isSuccess else {
             let negative = [404, 410].contains(response.status) && negativeTTL > .zero && !guess.isManifest
@@ -195,6 +217,19 @@ struct OriginObjectSource: ObjectSource {
             kind: kind.rawValue,
             body: SourceBody(chunks: [bytes])
         )
+    }
+
+    /// The first line of a short error body (at most 512 bytes read), for a message.
+    private static func firstLine(of body: OriginBody) async -> String {
+        var bytes: [UInt8] = []
+        do {
+            for try await chunk in body {
+                bytes += chunk.prefix(512 - bytes.count)
+                if bytes.count >= 512 { break }
+            }
+        } catch {}
+        let text = String(decoding: bytes, as: UTF8.self)
+        return String(text.split(separator: "\n", omittingEmptySubsequences: true).first ?? "no reason given")
     }
 
     /// Whether a URL is an LL-HLS blocking playlist reload (`_HLS_msn` in its query).

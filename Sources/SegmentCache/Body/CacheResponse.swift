@@ -25,6 +25,9 @@ public struct CacheResponse: Sendable {
     /// Whether the body is (being) stored; `false` for a pass-through answer (not cacheable, or too large).
     /// A fill that hits a disk error midway still reports `true` here and is counted as a disk error.
     public let isStored: Bool
+    /// For a fill, what an upstream cache said of the object (a parent hlscache's `X-Cache`); `nil` for entries
+    /// read from the store and for sources that are no cache.
+    public var upstreamCache: String? = nil
 
     let source: BodySource
     /// The object offset of this response's first byte (non-zero for a range served from a larger object).

@@ -6,6 +6,8 @@ struct FlightHead: Sendable {
     let isStored: Bool
     /// Whether the flight was answered by an entry published while it was starting (a re-check hit).
     let isFromStore: Bool
+    /// What an upstream cache said of the object (``SourceResponse/upstreamCache``), for a fill's readers.
+    var upstreamCache: String? = nil
 }
 
 /// What a waiting reader of a flight waits for.

@@ -22,6 +22,9 @@ public struct SourceResponse: Sendable {
     public var completeLength: Int64?
     /// What the source decided the object is, stored with the entry (``EntryMetadata/kind``).
     public var kind: UInt8
+    /// What an upstream cache said of the object when this answer came through one (a parent hlscache's
+    /// `X-Cache`), for the fill's readers; not stored.
+    public var upstreamCache: String?
     /// The body's chunks as they arrive; throws if the transfer fails.
     public var body: SourceBody
 

@@ -3,6 +3,7 @@ import Foundation
 import HLSCacheTesting
 import HTTPTypes
 import Logging
+import OriginCache
 import SegmentCache
 import Testing
 
@@ -72,5 +73,28 @@ struct RequestResolutionTests {
             return
         }
         #expect(root.url == "https://user:pw@origin.example/base/")
+    }
+
+    @Test("a Via naming this node is a loop (508); one naming other hlscache nodes asks for manifests as stored")
+    func fleetHops() throws {
+        let components = try Self.components { $0.nodeName = "edge1" }
+        func resolve(via: String?, readAhead: Bool = false) -> RequestResolution {
+            RequestResolution(
+                method: .get, target: "/o/https/example.com/a.m3u8", range: nil, via: via, isReadAhead: readAhead,
+                components: components)
+        }
+        #expect(Self.status(resolve(via: "1.1 shield (hlscache), 1.1 edge1 (hlscache)")) == 508)
+        let tooMany = (0..<FleetHop.maxHops).map { "1.1 n\($0) (hlscache)" }.joined(separator: ", ")
+        #expect(Self.status(resolve(via: tooMany)) == 508)
+        guard case .origin(let child) = resolve(via: "1.0 squid, 1.1 edge2 (hlscache)") else {
+            Issue.record("child")
+            return
+        }
+        #expect(child.hops == ["edge2"] && child.asStored && !child.isReadAhead)
+        guard case .origin(let player) = resolve(via: "1.1 squid (squid/6.1)", readAhead: true) else {
+            Issue.record("player")
+            return
+        }
+        #expect(player.hops.isEmpty && !player.asStored && player.isReadAhead)
     }
 }

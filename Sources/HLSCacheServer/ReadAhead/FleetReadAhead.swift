@@ -1,0 +1,45 @@
+import ByteRanges
+import HLSPlaylist
+import HTTPTypes
+import OriginClient
+import SegmentCache
+
+/// Read-ahead through the fleet's load balancer (`--fleet-url`): each key is asked for as a player will ask for it
+/// (the same path, so the balancer's hash picks the node that owns it) with ``RequestResolution/readAheadHeader``;
+/// that node queues the fill in its own read-ahead and answers 202 at once. The origin then sees one fetch per object
+/// for the whole fleet, where a node filling its own cache would fetch segments the balancer sends to others.
+final class FleetReadAhead: Sendable {
+    /// The balancer's base URL, without trailing slashes.
+    let base: String
+    private let mapping: URIMapping
+    private let client: OriginClient
+
+    /// A read-ahead sender to the balancer at `base`.
+    /// - Parameters:
+    ///   - base: the balancer's base URL (checked by ``ParentTier/base(of:option:)``).
+    ///   - host: its host, which the client may reach even on a private or loopback address.
+    ///   - configuration: the reverse origin, which decides the paths players are given.
+    /// - Throws: when the HTTP client cannot start.
+    init(base: String, host: String, configuration: ServerConfiguration) throws {
+        self.base = base
+        mapping = PlayerURIs.mapping(configuration, base: "")
+        let timeouts = OriginTimeouts(
+            connect: .seconds(2), firstByte: .seconds(5), stall: .seconds(5), total: .seconds(10))
+        client = try OriginClient(
+            configuration: OriginClientConfiguration(
+                policy: AddressPolicy(allowedHosts: [host], allowPrivateNetworks: false), timeouts: timeouts,
+                maxRedirects: 0, maxRetries: 0))
+    }
+
+    /// Asks the owner of `key` to fill it.
+    /// - Throws: ``OriginError`` when the balancer cannot be reached or does not answer 202.
+    func send(_ key: CacheKey) async throws {
+        guard let path = mapping.map(key.fetchURL) else { return }
+        let request = OriginRequest(
+            url: base + path, byteRange: key.range.flatMap(RequestedRange.init),
+            headers: [(RequestResolution.readAheadHeader.rawName, "1")])
+        let response = try await client.fetch(request)
+        for try await _ in response.body {}
+        guard response.status == 202 else { throw OriginError.httpStatus(response.status, url: base + path) }
+    }
+}
