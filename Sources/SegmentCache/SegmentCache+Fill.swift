@@ -38,7 +38,8 @@ extension SegmentCache {
             fetchedAt: Date(millisecondsSince1970: clock.now().millisecondsSince1970),
             expiry: response.expiry,
             completeLength: response.completeLength,
-            kind: response.kind
+            kind: response.kind,
+            baseURL: response.baseURL
         )
         var writer = response.cacheable ? makeWriter(for: metadata) : nil
         flight.headArrived(

@@ -6,10 +6,10 @@ import Testing
 /// A live DASH stream, packaged in real time by ffmpeg, watched by 20 players through hlscache.
 @Suite("Live DASH through hlscache", .serialized)
 struct DASHLiveTests {
-    @Test("20 players of ffmpeg's live DASH: every segment fetched from the origin once, the MPD once per period")
-    func twentyPlayers() async throws {
+    /// ffmpeg packaging a live DASH stream into a new folder in real time: 1 s segments, five in the window,
+    /// `minimumUpdatePeriod` 2 s, a SegmentTimeline. Returns once the MPD exists.
+    static func packager() async throws -> (ChildProcess, URL) {
         let folder = URL(fileURLWithPath: ServerProcess.temporaryDirectory())
-        // 1 s segments, five in the window, minimumUpdatePeriod 2 s, written as the clock runs.
         let packager = try ChildProcess(
             "/usr/bin/ffmpeg",
             [
@@ -18,11 +18,50 @@ struct DASHLiveTests {
                 "-f", "dash", "-seg_duration", "1", "-window_size", "5", "-update_period", "2",
                 folder.appendingPathComponent("live.mpd").path,
             ])
-        defer { packager.send(SIGKILL) }
         #expect(
             try await eventually(timeout: .seconds(20)) {
                 FileManager.default.fileExists(atPath: folder.appendingPathComponent("live.mpd").path)
             }, "ffmpeg did not start packaging: \(packager.errors)")
+        return (packager, folder)
+    }
+
+    @Test("a segment of a dynamic MPD served reads ahead the ones its SegmentTimeline lists after it, and no others")
+    func dynamicTimelineReadAhead() async throws {
+        let (packager, folder) = try await Self.packager()
+        defer { packager.send(SIGKILL) }
+        let origin = StreamOrigin(root: folder)
+        try await origin.start()
+        defer { origin.stop() }
+        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "2"])
+        let manifest = server.proxied(origin.url("/live.mpd"))
+        var listed: [String] = []
+        let deadline = ContinuousClock.now + .seconds(20)
+        while listed.count < 4, ContinuousClock.now < deadline {
+            let answer = try await TestHTTP.get(manifest)
+            if answer.status == 200, let mpd = try? MPDManifest.parse(answer.body, url: manifest),
+                let first = try? mpd.objectsByRepresentation(documentURL: manifest).first
+            {
+                listed = first.objects.filter { $0.role == .media }.map(\.url)
+            }
+            if listed.count < 4 { try await Task.sleep(for: .milliseconds(300)) }
+        }
+        try #require(listed.count >= 4, "the MPD never listed four segments")
+        let asked = listed[listed.count - 3]
+        _ = try await TestHTTP.get(asked)
+        let ahead = listed.suffix(2).map { "/" + $0.split(separator: "/").last! }
+        #expect(
+            try await eventually(timeout: .seconds(5)) { ahead.allSatisfy { origin.count($0) == 1 } },
+            "read ahead: \(origin.counts), wanted \(ahead)")
+        let fetched = origin.counts.keys.filter { $0.hasSuffix(".m4s") && !$0.contains("init") }
+        let listedPaths = Set(listed.map { "/" + $0.split(separator: "/").last! })
+        #expect(Set(fetched).isSubset(of: listedPaths), "fetched \(fetched), listed \(listedPaths)")
+        await server.stop()
+    }
+
+    @Test("20 players of ffmpeg's live DASH: every segment fetched from the origin once, the MPD once per period")
+    func twentyPlayers() async throws {
+        let (packager, folder) = try await Self.packager()
+        defer { packager.send(SIGKILL) }
         let origin = StreamOrigin(root: folder)
         try await origin.start()
         defer { origin.stop() }

@@ -48,6 +48,8 @@ struct ObjectHead {
         headers[.acceptRanges] = "bytes"
         if let etag = metadata.etag { headers[.eTag] = etag }
         if let lastModified = metadata.lastModified { headers[.lastModified] = lastModified }
+        // A manifest answered as stored (to a child node) whose origin redirected: where its references resolve.
+        if let base = metadata.baseURL { headers[.contentLocation] = base }
 
         // A request whose key carried the range: the cache answered exactly those bytes.
         if let range = metadata.key.range {

@@ -20,7 +20,7 @@ struct PlaylistRenderer {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(Int(clamping: min(response.metadata.contentLength ?? 0, 64 << 20)))
         for try await chunk in response.body { bytes.append(contentsOf: chunk) }
-        let rendered = try render(key: key, bytes: bytes, kind: response.metadata.objectKind)
+        let rendered = try render(key: key, metadata: response.metadata, bytes: bytes)
         if response.isStored {
             components.memory.playlists.keep(rendered, of: key, fetchedAt: response.metadata.fetchedAt)
         }
@@ -36,7 +36,7 @@ struct PlaylistRenderer {
         if kept == nil {
             // A stale entry is a published file: its body reads at once.
             guard let bytes = response.withFileRegion({ region in Self.read(region) }) ?? nil,
-                let rendered = try? render(key: key, bytes: bytes, kind: response.metadata.objectKind)
+                let rendered = try? render(key: key, metadata: response.metadata, bytes: bytes)
             else { return nil }
             components.memory.playlists.keep(rendered, of: key, fetchedAt: fetchedAt)
             kept = rendered
@@ -49,33 +49,38 @@ struct PlaylistRenderer {
         return (rendered, age)
     }
 
-    /// Parses and rewrites a manifest of `kind` (an MPD, else an HLS playlist).
-    func render(key: CacheKey, bytes: [UInt8], kind: ObjectKind) throws -> RenderedPlaylist {
+    /// Parses and rewrites a manifest (an MPD, else an HLS playlist) stored under `key`, its references resolved
+    /// from where the origin answered (``EntryMetadata/baseURL``, after a redirect) or else the key's URL.
+    func render(key: CacheKey, metadata: EntryMetadata, bytes: [UInt8]) throws -> RenderedPlaylist {
         components.metrics.playlistRenders.increment()
-        if kind == .dashManifest { return try renderMPD(key: key, bytes: bytes) }
-        return try renderPlaylist(key: key, bytes: bytes)
+        let base = metadata.baseURL ?? key.url
+        if metadata.objectKind == .dashManifest { return try renderMPD(key: key, base: base, bytes: bytes) }
+        return try renderPlaylist(key: key, base: base, bytes: bytes)
     }
 
     /// Rewrites an MPD: every URL a player fetches mapped like a playlist's URIs.
-    private func renderMPD(key: CacheKey, bytes: [UInt8]) throws -> RenderedPlaylist {
+    private func renderMPD(key: CacheKey, base: String, bytes: [UInt8]) throws -> RenderedPlaylist {
         let rewritten: (bytes: [UInt8], mpd: MPD)
         do throws(MPDError) {
-            rewritten = try MPDManifest.rewrite(bytes, url: key.url, mapping: mapping)
+            rewritten = try MPDManifest.rewrite(bytes, url: base, mapping: mapping)
         } catch {
             throw InvalidMPDError(url: key.url, error: error)
         }
         let body = rewritten.bytes.withUnsafeBufferPointer { components.memory.playlists.body(for: $0) }
-        if rewritten.mpd.type == .static { indexSegments(of: rewritten.mpd, url: key.url) }
+        indexSegments(of: rewritten.mpd, url: key.url, base: base)
         let period = PlaylistFreshness.dynamicFreshSeconds(minimumUpdatePeriod: rewritten.mpd.minimumUpdatePeriod)
         return RenderedPlaylist(
             body: body, contentType: MPDManifest.contentType, isLive: rewritten.mpd.type == .dynamic,
             isMultivariant: false, liveFreshSeconds: period, liveStaleLimitSeconds: 3 * period, newestSegments: [])
     }
 
-    /// Records each Representation of a static MPD in the segment index, as a VOD playlist of its own
-    /// (`<mpd>#<period>/<representation>`), so that read-ahead and the status page follow DASH streams too.
-    private func indexSegments(of mpd: MPD, url: String) {
-        guard let representations = try? mpd.objectsByRepresentation(documentURL: url) else { return }
+    /// Records each Representation of an MPD in the segment index, as a playlist of its own
+    /// (`<mpd>#<period>/<representation>`), so that read-ahead and the status page follow DASH streams too: a
+    /// segment served reads ahead the ones the MPD lists after it (a dynamic MPD's SegmentTimeline or SegmentList
+    /// lists what is published; a `$Number$` template of a dynamic MPD, whose segments it does not list, is not
+    /// indexed).
+    private func indexSegments(of mpd: MPD, url: String, base: String) {
+        guard let representations = try? mpd.objectsByRepresentation(documentURL: base) else { return }
         for (id, objects) in representations {
             let policy = components.origin.keys
             let keys = objects.filter { $0.role == .media }.compactMap { object -> CacheKey? in
@@ -85,12 +90,12 @@ struct PlaylistRenderer {
                 }
             }
             guard keys.count <= SegmentIndex.maxSegmentsPerPlaylist else { continue }
-            components.segmentIndex.record(playlist: url + "#" + id, segments: keys, isVOD: true)
+            components.segmentIndex.record(playlist: url + "#" + id, segments: keys, readsAhead: true)
         }
     }
 
     /// Parses and rewrites an HLS playlist, and records its segments for read-ahead.
-    private func renderPlaylist(key: CacheKey, bytes: [UInt8]) throws -> RenderedPlaylist {
+    private func renderPlaylist(key: CacheKey, base: String, bytes: [UInt8]) throws -> RenderedPlaylist {
         let playlist: Playlist
         do throws(PlaylistError) {
             playlist = try Playlist(parsing: bytes)
@@ -100,7 +105,7 @@ struct PlaylistRenderer {
         let body: RenderedBody
         do throws(PlaylistError) {
             let playlists = components.memory.playlists
-            body = try playlist.withRewritten(playlistURL: key.url, mapping: mapping) { playlists.body(for: $0) }
+            body = try playlist.withRewritten(playlistURL: base, mapping: mapping) { playlists.body(for: $0) }
         } catch {
             throw InvalidPlaylistError(url: key.url, error: error)
         }
@@ -108,9 +113,9 @@ struct PlaylistRenderer {
         if playlist.kind == .media {
             let count = components.configuration.prefetchCount
             let (segments, isComplete) = SegmentIndex.segmentKeys(
-                of: playlist, url: key.url, newest: count, policy: components.origin.keys)
+                of: playlist, url: base, newest: count, policy: components.origin.keys)
             if isComplete {
-                components.segmentIndex.record(playlist: key.url, segments: segments, isVOD: !playlist.isLive)
+                components.segmentIndex.record(playlist: key.url, segments: segments, readsAhead: !playlist.isLive)
             }
             newest = Array(segments.suffix(count))
         }

@@ -6,14 +6,16 @@ import Synchronization
 
 /// Where each segment of recently served media playlists sits: which playlist lists it and at which position.
 ///
-/// The server uses it to read ahead in VOD playlists (segment k served → fetch k+1…k+N) and to attribute
+/// The server uses it to read ahead in VOD playlists and MPDs (segment k served → fetch k+1…k+N) and to attribute
 /// segment traffic to its stream on the status page. Bounded: the `capacity` most recently served
 /// playlists are kept.
 final class SegmentIndex: Sendable {
     struct Position: Sendable, Hashable {
         var playlist: String
         var index: Int
-        var isVOD: Bool
+        /// Whether serving it reads ahead the segments after it (VOD playlists, MPDs); live HLS playlists read ahead
+        /// their newest segments when served instead.
+        var readsAhead: Bool
     }
 
     private struct State {
@@ -28,7 +30,7 @@ final class SegmentIndex: Sendable {
     }
 
     /// Records (or replaces) the segments of the media playlist at `url`.
-    func record(playlist url: String, segments: [CacheKey], isVOD: Bool) {
+    func record(playlist url: String, segments: [CacheKey], readsAhead: Bool) {
         state.withLock { state in
             if let old = state.playlists.peek(url) {
                 // Keys compare without their fetch URLs: new tokens in the same playlist replace the old ones.
@@ -36,7 +38,7 @@ final class SegmentIndex: Sendable {
                 for key in old where state.positions[key]?.playlist == url { state.positions[key] = nil }
             }
             for (index, key) in segments.enumerated() {
-                state.positions[key] = Position(playlist: url, index: index, isVOD: isVOD)
+                state.positions[key] = Position(playlist: url, index: index, readsAhead: readsAhead)
             }
             let evicted = state.playlists.insert(segments, forKey: url)
             for keys in evicted where keys != segments {
@@ -49,11 +51,11 @@ final class SegmentIndex: Sendable {
         }
     }
 
-    /// The playlist listing `key`, and the `count` segments after it when that playlist is VOD.
+    /// The playlist listing `key`, and the `count` segments after it when that playlist reads ahead.
     func lookup(_ key: CacheKey, following count: Int) -> (playlist: String, next: [CacheKey])? {
         state.withLock { state in
             guard let position = state.positions[key] else { return nil }
-            guard position.isVOD, count > 0, let segments = state.playlists.peek(position.playlist) else {
+            guard position.readsAhead, count > 0, let segments = state.playlists.peek(position.playlist) else {
                 return (position.playlist, [])
             }
             let start = position.index + 1

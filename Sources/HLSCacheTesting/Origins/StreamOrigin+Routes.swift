@@ -42,6 +42,10 @@ extension StreamOrigin {
         case ("chain", 2):
             let n = Int(parts[1]) ?? 0
             return n > 0 ? Self.redirect(to: "/chain/\(n - 1)") : Self.text("end")
+        case ("moved", let count) where count >= 2:
+            // `/moved/<path>`: 302 to `/<path>`, with the query (a manifest whose references resolve from there).
+            let query = request.uri.query.map { "?" + $0 } ?? ""
+            return Self.redirect(to: "/" + parts.dropFirst().joined(separator: "/") + query)
         case ("loop", 2):
             return Self.redirect(to: parts[1] == "a" ? "/loop/b" : "/loop/a")
         case ("to-localhost", 2):

@@ -206,7 +206,7 @@ struct OriginObjectSource: ObjectSource {
             }
         }
         let sharedByAccident = key.fetchURL != key.url && !guessedManifest
-        return SourceResponse(
+        var answer = SourceResponse(
             status: 200,
             cacheable: !directives.noStore && !sharedByAccident,
             contentType: kind.contentType!,
@@ -217,6 +217,20 @@ struct OriginObjectSource: ObjectSource {
             kind: kind.rawValue,
             body: SourceBody(chunks: [bytes])
         )
+        answer.baseURL = baseURL(of: response)
+        return answer
+    }
+
+    /// Where a manifest's relative references resolve from when that is not the key's URL: the end of the origin's
+    /// redirects or, through a parent, the `Content-Location` it gives for them.
+    private func baseURL(of response: OriginResponse) -> String? {
+        let base =
+            parent == nil
+            ? (response.redirectCount > 0 ? response.effectiveURL : nil) : response.header("content-location")
+        guard let base, base.utf8.count <= 8192, let scheme = base.split(separator: ":", maxSplits: 1).first,
+            ["http", "https"].contains(scheme.lowercased())
+        else { return nil }
+        return base
     }
 
     /// The first line of a short error body (at most 512 bytes read), for a message.

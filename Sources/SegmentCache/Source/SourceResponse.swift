@@ -25,6 +25,9 @@ public struct SourceResponse: Sendable {
     /// What an upstream cache said of the object when this answer came through one (a parent hlscache's
     /// `X-Cache`), for the fill's readers; not stored.
     public var upstreamCache: String?
+    /// The URL the origin answered from when it differs from the key's (after a redirect), stored with the entry
+    /// (``EntryMetadata/baseURL``).
+    public var baseURL: String?
     /// The body's chunks as they arrive; throws if the transfer fails.
     public var body: SourceBody
 

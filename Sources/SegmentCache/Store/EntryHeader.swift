@@ -17,8 +17,9 @@ import Foundation
 /// 42  2  flags (bit 0: the key has a range)
 /// 44  8  range offset
 /// 52  8  range length
-/// 60  …  URL, Content-Type, ETag, Last-Modified, complete length (decimal): each a u32 length
-///          (0xFFFFFFFF: absent) and UTF-8 bytes
+/// 60  …  URL, Content-Type, ETag, Last-Modified, complete length (decimal), base URL: each a u32 length
+///          (0xFFFFFFFF: absent) and UTF-8 bytes; a header that ends before the base URL (written before it
+///          existed) has none
 /// ```
 /// The full key is stored so that a lookup can tell a hash collision from a hit.
 struct EntryHeader: Sendable, Hashable {
@@ -57,7 +58,7 @@ struct EntryHeader: Sendable, Hashable {
         bytes.appendLittleEndian(UInt64(bitPattern: metadata.key.range?.length ?? 0))
         let fields = [
             metadata.key.url, metadata.contentType, metadata.etag, metadata.lastModified,
-            metadata.completeLength.map { String($0) },
+            metadata.completeLength.map { String($0) }, metadata.baseURL,
         ]
         for field in fields {
             guard let field else {
@@ -99,8 +100,12 @@ struct EntryHeader: Sendable, Hashable {
         let rangeLength = Int64(bitPattern: header.readLittleEndian(UInt64.self, at: 52))
         var cursor = Self.fixedLength
         var fields: [String?] = []
-        for _ in 0..<5 {
-            guard cursor + 4 <= length else { return nil }
+        for index in 0..<6 {
+            guard cursor + 4 <= length else {
+                guard index == 5 else { return nil }
+                fields.append(nil)
+                break
+            }
             let count = header.readLittleEndian(UInt32.self, at: cursor)
             cursor += 4
             if count == .max {
@@ -128,7 +133,8 @@ struct EntryHeader: Sendable, Hashable {
             fetchedAt: Date(millisecondsSince1970: fetchedAt),
             expiry: expiry == .min ? nil : Date(millisecondsSince1970: expiry),
             completeLength: fields[4].flatMap { Int64($0) },
-            kind: kind
+            kind: kind,
+            baseURL: fields[5]
         )
     }
 

@@ -24,6 +24,9 @@ public struct EntryMetadata: Sendable, Hashable {
     /// What the filler decided the object is, stored with it so that readers ask the entry instead of deciding
     /// again: an opaque tag to the cache (its meaning belongs to the filler); 0 when none was given.
     public var kind: UInt8
+    /// The URL the origin answered from when it differs from the key's (the end of a redirect): what relative
+    /// references in the object resolve against. `nil`: the key's URL.
+    public var baseURL: String?
 
     /// Creates metadata.
     /// - Parameters:
@@ -37,6 +40,7 @@ public struct EntryMetadata: Sendable, Hashable {
     ///   - expiry: when the entry stops being fresh.
     ///   - completeLength: for a ranged key, the whole object's length.
     ///   - kind: what the filler decided the object is (0: not said).
+    ///   - baseURL: the URL the origin answered from, when it differs from the key's.
     public init(
         key: CacheKey,
         status: Int,
@@ -47,7 +51,8 @@ public struct EntryMetadata: Sendable, Hashable {
         fetchedAt: Date,
         expiry: Date? = nil,
         completeLength: Int64? = nil,
-        kind: UInt8 = 0
+        kind: UInt8 = 0,
+        baseURL: String? = nil
     ) {
         self.key = key
         self.status = status
@@ -59,6 +64,7 @@ public struct EntryMetadata: Sendable, Hashable {
         self.expiry = expiry
         self.completeLength = completeLength
         self.kind = kind
+        self.baseURL = baseURL
     }
 
     /// Whether the entry is stale at `now`: it has an expiry and that moment has come.

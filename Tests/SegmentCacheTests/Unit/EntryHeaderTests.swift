@@ -56,4 +56,21 @@ struct EntryHeaderTests {
         #expect(IndexSnapshot.decode(corrupt) == nil)
         #expect(IndexSnapshot.decode(Array(bytes.dropLast())) == nil)
     }
+
+    @Test("the base URL of a redirected manifest is kept; a header written before that field existed has none")
+    func baseURLRoundTripsAndIsOptional() throws {
+        var metadata = Self.metadata
+        metadata.baseURL = "https://cdn.test/moved/b.m3u8"
+        let decoded = try #require(EntryHeader(decoding: EntryHeader(metadata: metadata, bodyLength: 4_096).encoded()))
+        #expect(decoded.metadata.baseURL == "https://cdn.test/moved/b.m3u8")
+        // The older layout: five fields, the header's length and checksum made for them.
+        var old = Array(EntryHeader(metadata: Self.metadata, bodyLength: 4_096).encoded().dropLast(4))
+        withUnsafeBytes(of: UInt32(old.count).littleEndian) { old.replaceSubrange(8..<12, with: $0) }
+        var crc = CRC32.update(0, old[0..<12])
+        crc = CRC32.update(crc, old[16..<24])
+        crc = CRC32.update(crc, old[32...])
+        withUnsafeBytes(of: crc.littleEndian) { old.replaceSubrange(12..<16, with: $0) }
+        let legacy = try #require(EntryHeader(decoding: old))
+        #expect(legacy.metadata.baseURL == nil && legacy.metadata.key == Self.metadata.key)
+    }
 }
