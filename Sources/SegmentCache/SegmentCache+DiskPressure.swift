@@ -34,7 +34,7 @@ extension SegmentCache {
         startDiskFullEpisode(operations.space(at: layout.root))
         var freed: Int64 = 0
         while freed < bytes {
-            let victim = state.withLock { state -> (EntryDigest, Int64)? in
+            let victim = withState { state -> (EntryDigest, Int64)? in
                 guard let digest = state.nextVictim(toFit: 1, within: 0, keeping: keeping) else { return nil }
                 return (digest, state.removalSize(digest))
             }

@@ -160,14 +160,14 @@ extension SegmentCache {
             try writer.publish(to: path, creating: layout.directories(of: digest))
         } catch {
             writer.discard()
-            state.withLock { _ = $0.removeEntry(digest) }
+            withState { _ = $0.removeEntry(digest) }
             reportDiskError(error, key: key)
             return
         }
         if flight.isInvalidated {
             // Invalidated between the check above and the rename: take it back.
             try? operations.unlink(path)
-            state.withLock { _ = $0.removeEntry(digest) }
+            withState { _ = $0.removeEntry(digest) }
             return
         }
         counters.publishedFills.increment()
@@ -187,7 +187,7 @@ extension SegmentCache {
         var bound: Int64?
         while true {
             let now = nowMilliseconds
-            let step = state.withLock { state -> Step in
+            let step = withState { state -> Step in
                 if state.isBeingRemoved(digest) { return .wait }
                 state.removeEntry(digest)  // the version this fill replaces, if any
                 if bound == nil {
@@ -218,7 +218,7 @@ extension SegmentCache {
         } catch let error where error.code != ENOENT {
             reportDiskError(error, key: nil)
         } catch {}
-        state.withLock { $0.endRemoval(victim) }
+        withState { $0.endRemoval(victim) }
         counters.evictions.increment()
     }
 
@@ -229,7 +229,7 @@ extension SegmentCache {
     }
 
     private func endFlight(_ flight: Flight) {
-        state.withLock { state in
+        withState { state in
             if state.flights[flight.digest] === flight { state.flights[flight.digest] = nil }
         }
     }

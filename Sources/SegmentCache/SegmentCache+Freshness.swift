@@ -23,7 +23,7 @@ extension SegmentCache {
     /// Whether a fill of `key` is in flight: a refresh is already on its way.
     public func isFilling(_ key: CacheKey) -> Bool {
         let digest = EntryDigest(key)
-        return state.withLock { $0.flights[digest] != nil }
+        return withState { $0.flights[digest] != nil }
     }
 
     /// Sets the expiry of `key`'s entry, in place in its header: for a playlist revalidated with the
@@ -50,7 +50,7 @@ extension SegmentCache {
     /// - Parameter key: the entry's key.
     public func invalidate(_ key: CacheKey) {
         let digest = EntryDigest(key)
-        state.withLock { $0.flights[digest]?.invalidate() }
+        withState { $0.flights[digest]?.invalidate() }
         remove(digest, key: key)
     }
 }

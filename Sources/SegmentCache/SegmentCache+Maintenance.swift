@@ -14,7 +14,7 @@ extension SegmentCache {
         let janitorInterval = configuration.janitorInterval
         let ticksPerRescan = max(1, Int(configuration.rescanInterval / janitorInterval))
         var tick = 0
-        if state.withLock({ $0.needsRescan }) { performMaintenance(rescan: true) }
+        if withState({ $0.needsRescan }) { performMaintenance(rescan: true) }
         while !Task.isCancelled {
             do {
                 try await clock.sleep(for: janitorInterval)
@@ -35,7 +35,7 @@ extension SegmentCache {
     public func performMaintenance(rescan: Bool = false) {
         if rescan {
             rescanDirectory()
-            state.withLock { $0.needsRescan = false }
+            withState { $0.needsRescan = false }
         }
         evictToLimit()
         persistLastAccess()
@@ -46,7 +46,7 @@ extension SegmentCache {
     /// leave its objects published (the prefetch command) calls this before ``close()``.
     public func finishFills() async {
         while true {
-            let tasks = state.withLock { Array($0.fillTasks.values) }
+            let tasks = withState { Array($0.fillTasks.values) }
             if tasks.isEmpty { return }
             for task in tasks { await task.value }
         }
@@ -56,8 +56,9 @@ extension SegmentCache {
     /// writes last-access times to the entries and the index snapshot the next open reads, and releases
     /// the instance lock. Later fetches throw. Idempotent.
     public func close() async {
-        let tasks = state.withLock { state in
+        let tasks = withState { state in
             state.isClosed = true
+            state.releaseAllOpen()
             return Array(state.fillTasks.values)
         }
         for task in tasks { task.cancel() }
@@ -71,7 +72,7 @@ extension SegmentCache {
     /// meanwhile (see `IndexSnapshot`).
     private func writeSnapshot() {
         guard let temporaryArea, !IndexSnapshot.isShared(in: layout.root) else { return }
-        let entries = state.withLock { state -> [ScannedEntry]? in
+        let entries = withState { state -> [ScannedEntry]? in
             guard !state.snapshotWritten else { return nil }
             state.snapshotWritten = true
             return state.index.entries
@@ -88,7 +89,7 @@ extension SegmentCache {
     /// Evicts least recently used entries until the total is within the bound.
     func evictToLimit() {
         let maxBytes = configuration.maxBytes
-        while let victim = state.withLock({ $0.nextVictim(toFit: 0, within: maxBytes, keeping: nil) }) {
+        while let victim = withState({ $0.nextVictim(toFit: 0, within: maxBytes, keeping: nil) }) {
             unlinkEvicted(victim)
         }
     }
@@ -96,7 +97,7 @@ extension SegmentCache {
     /// Writes the last access of entries used since the last pass to their modification time.
     func persistLastAccess() {
         guard temporaryArea != nil else { return }
-        let updates = state.withLock { state in
+        let updates = withState { state in
             defer { state.dirtyAccess = [] }
             return state.dirtyAccess.compactMap { digest in state.index.lastAccess(of: digest).map { (digest, $0) } }
         }
@@ -123,18 +124,18 @@ extension SegmentCache {
         let batchSize = 1024
         for start in stride(from: 0, to: scanned.count, by: batchSize) {
             let batch = scanned[start..<min(start + batchSize, scanned.count)]
-            state.withLock { state in
+            withState { state in
                 for entry in batch where !state.index.contains(entry.digest) && !state.isBeingRemoved(entry.digest) {
                     state.addFoundEntry(entry.digest, size: entry.size, lastAccess: entry.lastAccess)
                 }
             }
         }
         let onDisk = Set(scanned.map(\.digest))
-        let known = state.withLock { Array($0.index.digests) }
+        let known = withState { Array($0.index.digests) }
         let gone = known.filter { !onDisk.contains($0) }
         for start in stride(from: 0, to: gone.count, by: batchSize) {
             let batch = gone[start..<min(start + batchSize, gone.count)]
-            state.withLock { state in
+            withState { state in
                 // Entries published after the scan started are not in it; keep them.
                 for digest in batch
                 where state.flights[digest] == nil && (state.index.lastAccess(of: digest) ?? 0) < started {

@@ -9,7 +9,7 @@ extension SegmentCache {
     /// - Returns: how many entries were removed.
     public func purge(url: String) -> Int {
         let whole = EntryDigest(CacheKey(url: url))
-        let ranged = state.withLock { state -> [EntryDigest] in
+        let ranged = withState { state -> [EntryDigest] in
             for flight in state.flights.values where flight.key.url == url { flight.invalidate() }
             return Array(state.rangedEntries[whole.url] ?? [])
         }
@@ -22,7 +22,7 @@ extension SegmentCache {
     /// - Parameter prefix: the start of the key URLs to remove, such as `https://cdn.example/live/`.
     /// - Returns: how many entries were removed.
     public func purge(urlPrefix prefix: String) -> Int {
-        let digests = state.withLock { state -> [EntryDigest] in
+        let digests = withState { state -> [EntryDigest] in
             for flight in state.flights.values where flight.key.url.hasPrefix(prefix) { flight.invalidate() }
             return Array(state.index.digests)
         }
@@ -40,8 +40,8 @@ extension SegmentCache {
     /// - Returns: whether there was a file to unlink.
     @discardableResult
     func remove(_ digest: EntryDigest, key: CacheKey?) -> Bool {
-        state.withLock { $0.beginRemoval(digest) }
-        defer { state.withLock { $0.endRemoval(digest) } }
+        withState { $0.beginRemoval(digest) }
+        defer { withState { $0.endRemoval(digest) } }
         do throws(SystemError) {
             try operations.unlink(layout.path(of: digest))
             return true

@@ -115,7 +115,7 @@ public final class SegmentCache: Sendable {
             return hit
         }
         let digest = EntryDigest(key)
-        let (flight, isLeader) = try state.withLock { (state) throws(CacheError) -> (Flight, Bool) in
+        let (flight, isLeader) = try withState { (state) throws(CacheError) -> (Flight, Bool) in
             guard !state.isClosed else { throw CacheError.closed(key: key) }
             if let flight = state.flights[digest] { return (flight, false) }
             let flight = Flight(key: key) { [self] error in reportDiskError(error, key: key) }
@@ -124,7 +124,7 @@ public final class SegmentCache: Sendable {
             state.nextFillID += 1
             state.fillTasks[id] = Task { [self] in
                 await fill(flight)
-                _ = self.state.withLock { $0.fillTasks.removeValue(forKey: id) }
+                _ = self.withState { $0.fillTasks.removeValue(forKey: id) }
             }
             return (flight, true)
         }
@@ -146,9 +146,22 @@ public final class SegmentCache: Sendable {
         )
     }
 
+    /// Runs `body` on the shared state under its lock, then closes the open entries it let go, outside the lock.
+    /// Every access to the state goes through it.
+    func withState<Result: Sendable, Failure: Error>(
+        _ body: (inout CacheState) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        let (result, released) = try state.withLock { (state) throws(Failure) -> (Result, [StoredEntry]) in
+            let result = try body(&state)
+            return (result, state.takeReleased())
+        }
+        withExtendedLifetime(released) {}
+        return result
+    }
+
     /// The cache's counters, and the entries and bytes this process knows of.
     public var statistics: Statistics {
-        let (entries, bytes) = state.withLock { ($0.index.count, $0.index.totalBytes) }
+        let (entries, bytes) = withState { ($0.index.count, $0.index.totalBytes) }
         return counters.snapshot(entries: entries, bytes: bytes)
     }
 

@@ -1,5 +1,6 @@
 import HTTPTypes
 import OriginClient
+import SegmentCache
 import Synchronization
 
 /// The address policy's verdicts by `scheme://authority`, remembered so that a hit checks no host pattern: the

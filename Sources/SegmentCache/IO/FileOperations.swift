@@ -112,3 +112,13 @@ package struct PartialWriteError: Error, Sendable {
     /// The failing call.
     package let underlying: SystemError
 }
+
+extension FileOperations {
+    /// How many names an open file has: 0 once it was unlinked, or renamed over by another file.
+    /// - Throws: ``SystemError`` when `fstat` fails.
+    package func linkCount(of descriptor: CInt) throws(SystemError) -> Int {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw .current("fstat", path: nil) }
+        return Int(info.st_nlink)
+    }
+}

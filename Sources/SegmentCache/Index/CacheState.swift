@@ -7,6 +7,16 @@ import ByteRanges
 struct CacheState: Sendable {
     /// Published entries, in least-recently-used order.
     var index = LRUIndex()
+    /// Entries hits opened, kept open by their exact key: the next hit on one checks that its file is still the
+    /// published one (``SegmentCache/lookup(_:freshness:)``) instead of hashing, opening and decoding it again.
+    private(set) var openEntries = ClockMap<CacheKey, StoredEntry>(capacity: CacheState.openEntryCapacity)
+    /// The key each open entry is held under, by digest, so that removing an entry lets its file go.
+    private var openEntryKeys: [EntryDigest: CacheKey] = [:]
+    /// Open entries let go under the lock: the lock's holder closes them after leaving it
+    /// (``SegmentCache/withState(_:)``), since the last close of an unlinked file frees its blocks.
+    private var released: [StoredEntry] = []
+    /// The most entries kept open (each holds a descriptor).
+    static let openEntryCapacity = 256
     /// Fills in flight, by the digest of their key.
     var flights: [EntryDigest: Flight] = [:]
     /// Entries being unlinked by eviction or invalidation, with their sizes; a fill of one waits before
@@ -42,6 +52,7 @@ struct CacheState: Sendable {
     /// Records an entry published here; its last access is written to the file by the next janitor pass,
     /// as the file's own modification time comes from the system clock, not the cache's.
     mutating func addEntry(_ digest: EntryDigest, size: Int64, lastAccess: Int64, range: ByteRange?) {
+        releaseOpen(digest)
         index.insert(digest, size: size, lastAccess: lastAccess)
         dirtyAccess.insert(digest)
         noteRange(digest, range)
@@ -64,6 +75,7 @@ struct CacheState: Sendable {
     /// - Returns: its size, if it was known.
     @discardableResult
     mutating func removeEntry(_ digest: EntryDigest) -> Int64? {
+        releaseOpen(digest)
         dirtyAccess.remove(digest)
         if digest.isRanged {
             knownRanges[digest] = nil
@@ -110,4 +122,40 @@ struct CacheState: Sendable {
 
     /// Whether an entry's file is being unlinked.
     func isBeingRemoved(_ digest: EntryDigest) -> Bool { evicting[digest] != nil }
+
+    // MARK: Open entries
+
+    /// The entry held open for `key`, marked as used.
+    mutating func openEntry(for key: CacheKey) -> StoredEntry? { openEntries.value(forKey: key) }
+
+    /// Keeps `entry` open for hits on `key` (its exact key), in place of what was held for it.
+    mutating func holdOpen(_ entry: StoredEntry, for key: CacheKey) {
+        for evicted in openEntries.insert(entry, forKey: key) {
+            if evicted.digest != entry.digest { openEntryKeys[evicted.digest] = nil }
+            released.append(evicted)
+        }
+        openEntryKeys[entry.digest] = key
+    }
+
+    /// Lets go of the entry held open for `digest`; with `file`, only if it is still that file.
+    mutating func releaseOpen(_ digest: EntryDigest, ifFile file: OpenFile? = nil) {
+        guard let key = openEntryKeys[digest], let held = openEntries.peek(key) else { return }
+        if let file, held.file !== file { return }
+        openEntryKeys[digest] = nil
+        openEntries.removeValue(forKey: key)
+        released.append(held)
+    }
+
+    /// Lets go of every entry held open.
+    mutating func releaseAllOpen() {
+        for key in openEntryKeys.values { if let held = openEntries.removeValue(forKey: key) { released.append(held) } }
+        openEntryKeys = [:]
+    }
+
+    /// The entries let go since the last call, to close outside the lock.
+    mutating func takeReleased() -> [StoredEntry] {
+        guard !released.isEmpty else { return [] }
+        defer { released = [] }
+        return released
+    }
 }

@@ -145,6 +145,13 @@ struct EntryHeader: Sendable, Hashable {
         return bytes
     }
 
+    /// The expiry field's value, from its 8 bytes (``encodedExpiry(_:)``); `nil` for none or too few bytes.
+    static func decodedExpiry(_ bytes: [UInt8]) -> Date? {
+        guard bytes.count >= 8 else { return nil }
+        let value = Int64(bitPattern: bytes.readLittleEndian(UInt64.self, at: 0))
+        return value == .min ? nil : Date(millisecondsSince1970: value)
+    }
+
     /// CRC-32 of everything but the checksum itself and the mutable expiry.
     private static func checksum(_ header: [UInt8]) -> UInt32 {
         var crc = CRC32.update(0, header[0..<12])

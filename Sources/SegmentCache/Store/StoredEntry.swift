@@ -1,4 +1,5 @@
 import ByteRanges
+import Foundation
 
 /// A published entry, opened: its file, kept open for as long as a response reads it, and its header.
 struct StoredEntry: Sendable {
@@ -11,6 +12,13 @@ struct StoredEntry: Sendable {
     let fileSize: Int64
 
     var metadata: EntryMetadata { header.metadata }
+
+    /// The same entry with another expiry (its header's, rewritten in place since it was read).
+    func withExpiry(_ expiry: Date?) -> StoredEntry {
+        var header = header
+        header.metadata.expiry = expiry
+        return StoredEntry(digest: digest, file: file, header: header, headerLength: headerLength, fileSize: fileSize)
+    }
 
     /// A hit response for `key`: the whole body, or `window` of it when `key` is a range inside this entry.
     func response(for key: CacheKey, window: ByteRange?, chunkSize: Int) -> CacheResponse {

@@ -1,11 +1,12 @@
 /// A map bounded by the total cost of its values, evicting with CLOCK (second chance): a value read since the
 /// hand last passed it survives one more round. The one bounded map of the server (the memory tier, rendered
-/// playlists, the segment index, read-ahead's recent keys, the address-policy verdicts); not thread-safe, kept
+/// playlists, the segment index, read-ahead's recent keys, the address-policy verdicts, the cache's open entries);
+/// not thread-safe, kept
 /// behind a `Mutex` by its owner.
 ///
 /// *Model: golang/groupcache's `lru` package, one type wherever a bounded map is needed.*
-struct ClockMap<Key: Hashable, Value> {
-    private struct Slot {
+package struct ClockMap<Key: Hashable, Value> {
+    fileprivate struct Slot {
         var value: Value
         var cost: Int
         var referenced: Bool
@@ -18,35 +19,35 @@ struct ClockMap<Key: Hashable, Value> {
     private var hand = 0
 
     /// The bound on the total cost.
-    let capacity: Int
+    package let capacity: Int
     /// The total cost of the values held.
-    private(set) var totalCost = 0
+    package private(set) var totalCost = 0
 
     /// - Parameter capacity: the bound on the total cost (a count when every cost is 1).
-    init(capacity: Int) {
+    package init(capacity: Int) {
         self.capacity = max(0, capacity)
     }
 
     /// How many values are held.
-    var count: Int { slots.count }
+    package var count: Int { slots.count }
 
     /// The value for `key`, marked as used.
-    mutating func value(forKey key: Key) -> Value? {
+    package mutating func value(forKey key: Key) -> Value? {
         guard let slot = slots[key] else { return nil }
         if !slot.referenced { slots[key]?.referenced = true }
         return slot.value
     }
 
     /// Whether `key` is held, without marking it used.
-    func contains(_ key: Key) -> Bool { slots[key] != nil }
+    package func contains(_ key: Key) -> Bool { slots[key] != nil }
 
     /// The value for `key`, without marking it used.
-    func peek(_ key: Key) -> Value? { slots[key]?.value }
+    package func peek(_ key: Key) -> Value? { slots[key]?.value }
 
     /// Stores `value` for `key` (replacing what was there) and evicts until the total cost is within the bound.
     /// - Returns: the values evicted or replaced, for owners that must release something with them.
     @discardableResult
-    mutating func insert(_ value: Value, forKey key: Key, cost: Int = 1) -> [Value] {
+    package mutating func insert(_ value: Value, forKey key: Key, cost: Int = 1) -> [Value] {
         var removed: [Value] = []
         if let old = slots[key] {
             totalCost -= old.cost
@@ -76,7 +77,7 @@ struct ClockMap<Key: Hashable, Value> {
     /// Removes the value for `key`.
     /// - Returns: the value removed, if there was one.
     @discardableResult
-    mutating func removeValue(forKey key: Key) -> Value? {
+    package mutating func removeValue(forKey key: Key) -> Value? {
         guard let slot = slots.removeValue(forKey: key) else { return nil }
         totalCost -= slot.cost
         compact()
@@ -86,7 +87,7 @@ struct ClockMap<Key: Hashable, Value> {
     /// Removes every value whose key matches.
     /// - Returns: how many were removed.
     @discardableResult
-    mutating func removeAll(where matches: (Key) -> Bool) -> Int {
+    package mutating func removeAll(where matches: (Key) -> Bool) -> Int {
         let keys = slots.keys.filter(matches)
         for key in keys { removeValue(forKey: key) }
         return keys.count
@@ -104,3 +105,7 @@ struct ClockMap<Key: Hashable, Value> {
         }
     }
 }
+
+extension ClockMap: Sendable where Key: Sendable, Value: Sendable {}
+
+extension ClockMap.Slot: Sendable where Value: Sendable {}
