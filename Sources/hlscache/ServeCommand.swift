@@ -232,8 +232,14 @@ struct ServeCommand: AsyncParsableCommand {
             logger.critical("cannot start", metadata: ["error": "\(error)"])
             throw ExitCode(70)
         }
-        try await server.run()
-        // Everything is written (the cache index, the logs: unbuffered): leave without running exit handlers,
+        do {
+            try await server.run()
+        } catch {
+            LineLogHandler.flush()
+            throw error
+        }
+        LineLogHandler.flush()
+        // Everything is written (the cache index, the logs): leave without running exit handlers,
         // which libraries' threads could hold up past the shutdown grace the operator was promised.
         fflush(nil)
         _exit(0)

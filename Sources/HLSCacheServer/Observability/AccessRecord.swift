@@ -39,14 +39,16 @@ struct AccessRecord: Sendable {
         let level: Logger.Level = aborted == nil ? .info : .warning
         guard components.logger.logLevel <= level else { return }
         let milliseconds = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
+        // Tenths of a millisecond, as "%.1f" writes them, without a formatter.
+        let tenths = Int((milliseconds * 10).rounded())
         var metadata: Logger.Metadata = [
-            "method": "\(method)",
-            "path": "\(path)",
-            "status": "\(status)",
-            "bytes": "\(max(0, bytes))",
-            "cache": "\(result.header)",
-            "ms": "\(String(format: "%.1f", milliseconds))",
-            "id": "\(id)",
+            "method": .string(method),
+            "path": .string(path),
+            "status": .string(String(status)),
+            "bytes": .string(String(max(0, bytes))),
+            "cache": .string(result.header),
+            "ms": .string(String(tenths / 10) + "." + String(tenths % 10)),
+            "id": .string(id),
         ]
         if let aborted {
             metadata["error"] = "response aborted: \(aborted)"

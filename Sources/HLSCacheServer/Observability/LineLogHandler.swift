@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import Synchronization
 
 /// A swift-log handler that writes one line per message to standard output, as `key=value` text or as JSON.
 ///
@@ -8,6 +7,10 @@ import Synchronization
 /// JSON: `{"ts":"2026-11-21T10:00:00.123Z","level":"info","msg":"request","method":"GET",...}`.
 ///
 /// Every message and value goes through ``SecretRedaction`` first: no query value or URL userinfo is written.
+///
+/// Lines of `info` and below (the access log) are written in batches by a thread of their own, never making a
+/// response wait on standard output; `notice` and above are written at once, after what is queued. Call
+/// ``flush()`` before the process exits.
 public struct LineLogHandler: LogHandler {
     /// The handler's metadata, merged under each message's.
     public var metadata: Logger.Metadata = [:]
@@ -15,7 +18,6 @@ public struct LineLogHandler: LogHandler {
     public var logLevel: Logger.Level = .info
     private let label: String
     private let format: ServerConfiguration.LogFormat
-    private static let output = Mutex<Void>(())
 
     /// Creates a handler.
     /// - Parameters:
@@ -32,17 +34,30 @@ public struct LineLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
-    /// Writes one line.
+    /// Writes the lines still queued; call it before the process exits.
+    public static func flush() {
+        LogOutput.standardOutput.flush()
+    }
+
+    /// Writes one line: queued for the log's writer thread at `info` and below, at once above.
     public func log(event: LogEvent) {
-        var merged = metadata
-        if let extra = event.metadata { merged.merge(extra) { $1 } }
-        let timestamp = Date.ISO8601FormatStyle(includingFractionalSeconds: true).format(Date())
+        var merged = event.metadata ?? [:]
+        if !metadata.isEmpty { merged.merge(metadata) { event, _ in event } }
+        let timestamp = LogTimestamp.now()
         var line: String
         switch format {
         case .text:
-            line = "\(timestamp) \(event.level) \(SecretRedaction.redact("\(event.message)"))"
+            line = timestamp
+            line.reserveCapacity(256)
+            line += " "
+            line += event.level.rawValue
+            line += " "
+            line += SecretRedaction.redact("\(event.message)")
             for (key, value) in merged.sorted(by: { $0.key < $1.key }) {
-                line += " \(key)=\(Self.textValue(value))"
+                line += " "
+                line += key
+                line += "="
+                line += Self.textValue(value)
             }
         case .json:
             var object: [String: String] = [
@@ -54,14 +69,24 @@ public struct LineLogHandler: LogHandler {
             line = String(decoding: data, as: UTF8.self)
         }
         line += "\n"
-        Self.output.withLock { _ in
-            FileHandle.standardOutput.write(Data(line.utf8))
+        // The access log (info) is written in batches off the responding thread; what went wrong, at once.
+        if event.level <= .info {
+            LogOutput.standardOutput.append(line)
+        } else {
+            LogOutput.standardOutput.write(line)
         }
     }
 
     private static func textValue(_ value: Logger.Metadata.Value) -> String {
-        let text = SecretRedaction.redact("\(value)")
-        return text.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" }) || text.isEmpty
-            ? "\"" + text.replacingOccurrences(of: "\"", with: "\\\"") + "\"" : text
+        let text: String
+        if case .string(let string) = value {
+            text = SecretRedaction.redact(string)
+        } else {
+            text = SecretRedaction.redact("\(value)")
+        }
+        let needsQuotes =
+            text.isEmpty
+            || text.utf8.contains { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "=") }
+        return needsQuotes ? "\"" + text.replacingOccurrences(of: "\"", with: "\\\"") + "\"" : text
     }
 }

@@ -1,0 +1,177 @@
+import Foundation
+import Glibc
+import Synchronization
+
+/// Where log lines go: a file descriptor (standard output) written by a thread of its own, the only one that calls
+/// `write(2)` on it, so that logging one line per request never makes a response wait on the descriptor.
+///
+/// - ``append(_:)`` (lines of `info` and below: the access log) adds the line to a buffer and wakes the writer, which
+///   waits a moment for more lines and writes them in one `write(2)`. While the descriptor does not keep up (a full
+///   pipe nobody reads), the buffer grows to its bound (16 MiB); lines past it are dropped and counted, and a line
+///   saying how many goes out once the descriptor takes bytes again.
+/// - ``write(_:)`` (warnings and errors) queues the line past the bound if need be, wakes the writer at once, and
+///   waits until it is written, at most ``urgentWait``: a line that says something went wrong is out before the
+///   answer that goes with it, and a descriptor that takes nothing holds the caller no longer than that.
+/// - ``flush()`` waits until what is queued is written, at most a second (at exit).
+final class LogOutput: Sendable {
+    /// The process's standard output.
+    static let standardOutput = LogOutput(descriptor: STDOUT_FILENO)
+
+    /// How long the writer waits after being woken for an ordinary line, for more to go in the same `write(2)`.
+    static let coalescing: TimeInterval = 0.001
+    /// The longest ``write(_:)`` waits for its line to be written.
+    static let urgentWait: Duration = .milliseconds(200)
+
+    private struct Buffer {
+        var bytes: [UInt8] = []
+        var dropped = 0
+        /// Lines queued since the start.
+        var queued: UInt64 = 0
+        /// Whether a line waits to be written at once.
+        var urgent = false
+    }
+
+    private let descriptor: CInt
+    private let maxBufferedBytes: Int
+    private let buffer = Mutex(Buffer())
+    /// Lines written (or given up on: a descriptor that fails) since the start.
+    private let written = Atomic<UInt64>(0)
+    private let wake = DispatchSemaphore(value: 0)
+
+    /// Lines written to `descriptor` (not closed by this object, whose writer thread lives as long as the process).
+    /// - Parameters:
+    ///   - descriptor: where lines go.
+    ///   - maxBufferedBytes: the most bytes queued while the descriptor does not keep up.
+    init(descriptor: CInt, maxBufferedBytes: Int = 16 << 20) {
+        self.descriptor = descriptor
+        self.maxBufferedBytes = maxBufferedBytes
+        let thread = Thread { [self] in self.run() }
+        thread.name = "hlscache-log"
+        thread.start()
+    }
+
+    /// Queues `line` (with its newline) for the writer thread.
+    func append(_ line: String) {
+        _ = enqueue(line, urgent: false)
+    }
+
+    /// Queues `line` to be written at once, and waits for that, at most ``urgentWait``.
+    func write(_ line: String) {
+        wait(until: enqueue(line, urgent: true), atMost: Self.urgentWait)
+    }
+
+    /// Waits until what is queued now is written, at most a second.
+    func flush() {
+        let queued = buffer.withLock { buffer in
+            buffer.urgent = true
+            return buffer.queued
+        }
+        wake.signal()
+        wait(until: queued, atMost: .seconds(1))
+    }
+
+    /// Adds `line` to the buffer (past the bound only when `urgent`) and wakes the writer when it needs waking.
+    /// - Returns: the line's number, for ``wait(until:atMost:)``.
+    private func enqueue(_ line: String, urgent: Bool) -> UInt64 {
+        let (number, signal) = buffer.withLock { buffer -> (UInt64, Bool) in
+            let wasIdle = buffer.bytes.isEmpty && !buffer.urgent
+            if !urgent, buffer.bytes.count + line.utf8.count > maxBufferedBytes {
+                buffer.dropped += 1
+                return (buffer.queued, false)
+            }
+            buffer.bytes.append(contentsOf: line.utf8)
+            buffer.queued += 1
+            let wasUrgent = buffer.urgent
+            buffer.urgent = buffer.urgent || urgent
+            return (buffer.queued, wasIdle || (urgent && !wasUrgent))
+        }
+        if signal { wake.signal() }
+        return number
+    }
+
+    private func wait(until number: UInt64, atMost limit: Duration) {
+        let deadline = ContinuousClock.now + limit
+        while written.load(ordering: .acquiring) < number, ContinuousClock.now < deadline {
+            usleep(50)
+        }
+    }
+
+    private func run() {
+        while true {
+            wake.wait()
+            if !buffer.withLock({ $0.urgent }) { Thread.sleep(forTimeInterval: Self.coalescing) }
+            let (bytes, number) = take()
+            writeAll(bytes)
+            written.store(number, ordering: .releasing)
+        }
+    }
+
+    /// The queued bytes, with a line about dropped ones first, and the number of the last line among them; the
+    /// buffer is left empty.
+    private func take() -> ([UInt8], UInt64) {
+        let (bytes, dropped, number) = buffer.withLock { buffer in
+            defer {
+                buffer.bytes = []
+                buffer.dropped = 0
+                buffer.urgent = false
+            }
+            return (buffer.bytes, buffer.dropped, buffer.queued)
+        }
+        guard dropped > 0 else { return (bytes, number) }
+        let notice = "\(LogTimestamp.now()) warning log output is not keeping up: \(dropped) lines dropped\n"
+        return (Array(notice.utf8) + bytes, number)
+    }
+
+    private func writeAll(_ bytes: [UInt8]) {
+        var offset = 0
+        while offset < bytes.count {
+            let count = bytes.withUnsafeBytes { raw in
+                Glibc.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
+            }
+            if count < 0 {
+                if errno == EINTR { continue }
+                return  // a closed or broken output: nothing more can be said there
+            }
+            offset += count
+        }
+    }
+}
+
+/// Log timestamps, `2026-11-21T03:05:01.537Z` (ISO 8601, UTC, milliseconds), made without a formatter.
+enum LogTimestamp {
+    /// The time now.
+    static func now() -> String {
+        let now = Date().timeIntervalSince1970
+        var seconds = time_t(now.rounded(.down))
+        let milliseconds = min(999, Int((now - now.rounded(.down)) * 1000))
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(24)
+        func digits(_ value: Int, _ width: Int) {
+            var divisor = 1
+            for _ in 1..<width { divisor *= 10 }
+            var rest = value
+            while divisor > 0 {
+                bytes.append(UInt8(ascii: "0") + UInt8(rest / divisor % 10))
+                rest %= divisor
+                divisor /= 10
+            }
+        }
+        digits(Int(parts.tm_year) + 1900, 4)
+        bytes.append(UInt8(ascii: "-"))
+        digits(Int(parts.tm_mon) + 1, 2)
+        bytes.append(UInt8(ascii: "-"))
+        digits(Int(parts.tm_mday), 2)
+        bytes.append(UInt8(ascii: "T"))
+        digits(Int(parts.tm_hour), 2)
+        bytes.append(UInt8(ascii: ":"))
+        digits(Int(parts.tm_min), 2)
+        bytes.append(UInt8(ascii: ":"))
+        digits(Int(parts.tm_sec), 2)
+        bytes.append(UInt8(ascii: "."))
+        digits(milliseconds, 3)
+        bytes.append(UInt8(ascii: "Z"))
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}

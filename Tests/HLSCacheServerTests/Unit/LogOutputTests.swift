@@ -1,0 +1,77 @@
+import Foundation
+import Glibc
+import HLSCacheTesting
+import Testing
+
+@testable import HLSCacheServer
+
+/// The log's output: batched off the responding thread, in order, never waiting on a descriptor that does not read.
+@Suite("Log output")
+struct LogOutputTests {
+    /// Reads what `descriptor` holds now (non-blocking).
+    static func drain(_ descriptor: CInt) -> String {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            guard count > 0 else { break }
+            bytes += chunk[0..<count]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    static func pipe() -> (read: CInt, write: CInt) {
+        var ends: [CInt] = [0, 0]
+        #expect(Glibc.pipe(&ends) == 0)
+        _ = fcntl(ends[0], F_SETFL, fcntl(ends[0], F_GETFL) | O_NONBLOCK)
+        return (ends[0], ends[1])
+    }
+
+    @Test("queued lines and a line written at once come out in the order they were given")
+    func order() async throws {
+        let (readEnd, writeEnd) = Self.pipe()
+        defer { close(readEnd) }
+        let output = LogOutput(descriptor: writeEnd)
+        output.append("one\n")
+        output.append("two\n")
+        output.write("three: at once\n")
+        output.append("four\n")
+        output.flush()
+        #expect(Self.drain(readEnd) == "one\ntwo\nthree: at once\nfour\n")
+        output.append("five\n")
+        var text = ""
+        #expect(
+            try await eventually(timeout: .seconds(5)) {
+                text += Self.drain(readEnd)
+                return text == "five\n"
+            }, "the writer thread did not write a queued line: \(text)")
+    }
+
+    @Test("a descriptor nobody reads: appending never waits, lines past the bound are dropped and then counted")
+    func fullPipeNeverBlocks() async throws {
+        let (readEnd, writeEnd) = Self.pipe()
+        defer { close(readEnd) }
+        let output = LogOutput(descriptor: writeEnd, maxBufferedBytes: 100_000)
+        let line = String(repeating: "x", count: 999) + "\n"
+        let start = ContinuousClock.now
+        for _ in 0..<1_000 { output.append(line) }  // 1 MB: the pipe (64 KiB) and the bound (100 KB) overflow
+        output.write("an error, at once or queued\n")
+        #expect(ContinuousClock.now - start < .seconds(1), "appending waited on the pipe")
+        var text = ""
+        #expect(
+            try await eventually(timeout: .seconds(10)) {
+                text += Self.drain(readEnd)
+                return text.contains("lines dropped") && text.contains("an error, at once or queued")
+            }, "no line counted the dropped ones, or the error was lost")
+        // The error came after the lines the pipe took, and after those the bound still held.
+        #expect(text.components(separatedBy: "\n").last(where: { !$0.isEmpty }) == "an error, at once or queued")
+    }
+
+    @Test("timestamps are ISO 8601 in UTC with milliseconds, and now")
+    func timestamps() throws {
+        let stamp = LogTimestamp.now()
+        #expect(stamp.wholeMatch(of: /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/) != nil, "\(stamp)")
+        let parsed = try #require(try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(stamp))
+        #expect(abs(parsed.timeIntervalSinceNow) < 2)
+    }
+}
