@@ -27,6 +27,9 @@ TARGETS = {
     "rss_mb_500_streams": ("< 104.9", lambda v: v < 104.9, "peak RSS MB, 500 clients on 20 MiB segments"),
     "live100_origin_fetches_per_segment": ("= 1.00", lambda v: v <= 1.0, "100 live players: origin fetches per segment"),
     "live100_playlist_fetches_per_half_td": ("<= 1", lambda v: v <= 1.0, "100 live players: playlist fetches per TD/2"),
+    "fleet_origin_fetches_per_object": ("= 1.00", lambda v: v <= 1.0, "3 nodes + nginx, 20 live players: origin fetches per object"),
+    "fleet_playlist_fetches_per_half_td": ("<= 1", lambda v: v <= 1.0, "3 nodes + nginx, 20 live players: playlist fetches per TD/2"),
+    "fleet_vs_single_2mib": (">= 0.5", lambda v: v >= 0.5, "cached 2 MiB hit rps through nginx to 3 nodes / the owner node alone"),
     "prefetch_vs_ytdlp": ("<= 1.0", lambda v: v <= 1.0, "prefetch seconds / yt-dlp seconds"),
     "prefetch_vs_ffmpeg": ("<= 1.0", lambda v: v <= 1.0, "prefetch seconds / ffmpeg -c copy seconds"),
 }

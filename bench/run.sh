@@ -1,10 +1,20 @@
 #!/usr/bin/env bash
 # Builds hlscache in release mode and prints one figure per line, `name value`.
-# Usage: bench/run.sh [NAME]   (NAME: rewrite, dash, origin, cache, serve, live, prefetch, fuzz; all when omitted)
+# Usage: bench/run.sh [NAME]   (NAME: rewrite, dash, origin, cache, serve, live, fleet, prefetch, fuzz; all when omitted)
 set -euo pipefail
 # The fuzzers build apart, with sanitizers (bench/fuzz.sh; HLSCACHE_FUZZ_RUNS per harness, default 10 million).
 if [ "${1:-}" = fuzz ]; then exec "$(dirname "$0")/fuzz.sh" "${HLSCACHE_FUZZ_RUNS:-10000000}"; fi
-trap 'for p in ${nginx_pid:-} ${serve_pid:-} ${slow_pid:-} ${proxy_cache_pid:-} ${varnish_pid:-}; do kill "$p" 2>/dev/null; done; true' EXIT
+# On any exit, stops whatever a benchmark left running; never fails on a process already gone (set -e holds
+# inside the trap too: a bare failed kill there made the script exit 1 after printing its figures).
+cleanup() {
+    local p
+    # shellcheck disable=SC2086  # fleet_pids holds several ids
+    for p in ${nginx_pid:-} ${serve_pid:-} ${slow_pid:-} ${proxy_cache_pid:-} ${varnish_pid:-} ${fleet_lb_pid:-} ${fleet_pids:-}; do
+        kill "$p" 2>/dev/null || true
+    done
+    if [ -n "${fleet_dir:-}" ]; then rm -rf "$fleet_dir" 2>/dev/null || true; fi
+}
+trap cleanup EXIT
 cd "$(dirname "$0")/.."
 corpus="${HLSCACHE_CORPUS:-$(cd .. && pwd)/shared/corpus}"
 swift build -c release --product hlscache-bench >&2
@@ -329,6 +339,120 @@ run_live() {
     rm -rf "$cache"
 }
 
+# Waits up to 10 s for a URL to answer 2xx.
+wait_up() {
+    local _
+    for _ in $(seq 100); do curl -fs -o /dev/null "$1" && return 0; sleep 0.1; done
+    return 1
+}
+
+# Three hlscache nodes behind nginx (docker/fleet/hlscache-fleet.conf: consistent hash of the request URI), each
+# given the balancer's address with --fleet-url, default read-ahead. 20 live players through the balancer
+# (bench/tools/live_players.py, its origin counting requests): origin fetches per object for the whole fleet.
+# Then a cached 2 MiB object under wrk -t2 -c64 -d10s through the balancer against its owner node alone.
+run_fleet() {
+    for tool in nginx wrk python3 curl; do
+        command -v "$tool" >/dev/null || { echo "fleet: needs $tool" >&2; return 1; }
+    done
+    local conf="$PWD/docker/fleet/hlscache-fleet.conf"
+    [ -f "$conf" ] || { echo "fleet: needs $conf" >&2; return 1; }
+    swift build -c release --product hlscache >&2
+    local hlscache lb_port=18471 nodes="18472 18473 18474" origin_port=18475 port lb
+    hlscache="$(swift build -c release --show-bin-path)/hlscache"
+    fleet_dir=$(mktemp -d)
+    chmod 755 "$fleet_dir"  # nginx workers run as nobody
+    mkdir -p "$fleet_dir/lb/fleet" "$fleet_dir/lb/tmp" "$fleet_dir/origin"
+    chmod 777 "$fleet_dir/lb/tmp"
+    # The balancer: the fleet's file as shipped, with this run's nodes and port in the files it includes.
+    for port in $nodes; do echo "server 127.0.0.1:$port max_fails=1 fail_timeout=10s;"; done \
+        > "$fleet_dir/lb/fleet/nodes.conf"
+    echo "listen 127.0.0.1:$lb_port;" > "$fleet_dir/lb/fleet/listen.conf"
+    local temp
+    temp=$(for kind in client_body proxy fastcgi uwsgi scgi; do printf '    %s_temp_path %s;\n' "$kind" "$fleet_dir/lb/tmp"; done)
+    cat > "$fleet_dir/lb/nginx.conf" <<CONF
+daemon off;
+worker_processes 2;
+pid $fleet_dir/lb/nginx.pid;
+error_log $fleet_dir/lb/error.log warn;
+events { worker_connections 1024; }
+http {
+    access_log off;
+$temp
+    include $conf;
+}
+CONF
+    ulimit -n 8192 2>/dev/null || true
+    fleet_pids=""
+    for port in $nodes; do
+        mkdir "$fleet_dir/node$port"
+        "$hlscache" serve --host 127.0.0.1 --port "$port" --cache-dir "$fleet_dir/node$port" --allow-host 127.0.0.1 \
+            --fleet-url "http://127.0.0.1:$lb_port" --log-level warning >"$fleet_dir/node$port.log" 2>&1 &
+        fleet_pids="$fleet_pids $!"
+    done
+    nginx -p "$fleet_dir/lb" -c "$fleet_dir/lb/nginx.conf" 2>"$fleet_dir/lb/stderr" &
+    fleet_lb_pid=$!
+    for port in $nodes $lb_port; do
+        wait_up "http://127.0.0.1:$port/healthz" && continue
+        echo "fleet: nothing answers on 127.0.0.1:$port" >&2
+        tail -n 5 "$fleet_dir"/node*.log "$fleet_dir/lb/stderr" "$fleet_dir/lb/error.log" >&2 2>/dev/null || true
+        return 1
+    done
+    lb="http://127.0.0.1:$lb_port"
+    # Figures named for the fleet: per object (origin segment requests / distinct segments), not per segment.
+    python3 bench/tools/live_players.py "$lb_port" 20 30 | sed -e 's/^live100_/fleet_/' \
+        -e 's/^fleet_origin_fetches_per_segment /fleet_origin_fetches_per_object /' \
+        -e 's/^fleet_origin_segment_fetches_max /fleet_origin_object_fetches_max /'
+    # Read-ahead the nodes took from one another through the balancer (0 would make the 1.00 above trivial:
+    # without read-ahead each segment is fetched by its owner alone anyway).
+    for port in $nodes; do curl -fs "http://127.0.0.1:$port/metrics" || true; done |
+        awk '$1 == "hlscache_fleet_read_ahead_received_total" { s += $2 } END { printf "fleet_read_ahead_received %d\n", s }'
+    # A 2 MiB object from a static origin, cached by its owner through one fetch through the balancer; the owner is
+    # the node that answers it from its cache (a node that does not own it fetches it, which changes nothing below).
+    head -c $((2 << 20)) /dev/urandom > "$fleet_dir/origin/seg2m.ts"
+    chmod 755 "$fleet_dir/origin" && chmod 644 "$fleet_dir/origin/seg2m.ts"
+    start_nginx "$origin_port" "$fleet_dir/origin"
+    local path="/o/http/127.0.0.1:$origin_port/seg2m.ts" owner="" state
+    curl -fs -o /dev/null "$lb$path"
+    sleep 0.5  # a fill is published just after its answer ends
+    for port in $nodes; do
+        state=$(curl -fs -o /dev/null -w '%header{x-cache}' "http://127.0.0.1:$port$path" || true)
+        if [ "$state" = HIT ]; then owner=$port; break; fi
+    done
+    if [ -z "$owner" ]; then
+        owner=${nodes%% *}
+        echo "fleet: no node had $path cached after one fetch through the balancer; measuring 127.0.0.1:$owner" >&2
+        curl -fs -o /dev/null "http://127.0.0.1:$owner$path"
+        sleep 0.5
+    fi
+    state=$(curl -fs -o /dev/null -w '%header{x-cache}' "$lb$path" || true)
+    [ "$state" = HIT ] || echo "fleet: the balancer answered $path with X-Cache: ${state:-none} before wrk" >&2
+    local fleet single
+    fleet=$(wrk_rps "$lb$path" 64 10)
+    single=$(wrk_rps "http://127.0.0.1:$owner$path" 64 10)
+    echo "fleet_hit_2mib_rps $fleet"
+    echo "single_node_hit_2mib_rps $single"
+    awk -v a="$fleet" -v b="$single" 'BEGIN { printf "fleet_vs_single_2mib %.2f\n", a / b }'
+    # What the nodes and the balancer complained of, if anything.
+    for port in $nodes; do
+        [ -s "$fleet_dir/node$port.log" ] || continue
+        echo "fleet: node 127.0.0.1:$port logged $(wc -l < "$fleet_dir/node$port.log") lines; the last:" >&2
+        tail -n 3 "$fleet_dir/node$port.log" >&2
+    done
+    if [ -s "$fleet_dir/lb/error.log" ]; then
+        echo "fleet: nginx error.log has $(wc -l < "$fleet_dir/lb/error.log") lines; the last:" >&2
+        tail -n 3 "$fleet_dir/lb/error.log" >&2
+    fi
+    stop_nginx
+    nginx_pid=""
+    # shellcheck disable=SC2086  # fleet_pids holds several ids
+    kill "$fleet_lb_pid" $fleet_pids 2>/dev/null || true
+    # shellcheck disable=SC2086
+    wait "$fleet_lb_pid" $fleet_pids 2>/dev/null || true
+    fleet_lb_pid="" fleet_pids=""
+    rm -rf "$fleet_dir"
+    fleet_dir=""
+}
+
 case "$want" in
     rewrite) run_rewrite ;;
     dash) run_dash ;;
@@ -337,9 +461,10 @@ case "$want" in
     serve) run_serve ;;
     prefetch) run_prefetch ;;
     live) run_live ;;
+    fleet) run_fleet ;;
     all)
         figures=$(mktemp)
-        { run_rewrite; run_dash; run_origin; run_cache; run_serve; run_live; run_prefetch; } | tee "$figures"
+        { run_rewrite; run_dash; run_origin; run_cache; run_serve; run_live; run_fleet; run_prefetch; } | tee "$figures"
         # RESULTS.md and results.png (matplotlib from PyPI, in a venv under ~/.cache).
         plot_venv="${HOME}/.cache/hlscache-bench/plot"
         if [ ! -x "$plot_venv/bin/python" ]; then
@@ -351,5 +476,5 @@ case "$want" in
         rm -f "$figures"
         echo "bench: wrote bench/RESULTS.md and bench/results.png" >&2
         ;;
-    *) echo "unknown benchmark: $want (known: rewrite, dash, origin, cache, serve, live, prefetch, fuzz)" >&2; exit 64 ;;
+    *) echo "unknown benchmark: $want (known: rewrite, dash, origin, cache, serve, live, fleet, prefetch, fuzz)" >&2; exit 64 ;;
 esac
