@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds hlscache in release mode and prints one figure per line, `name value`.
-# Usage: bench/run.sh [NAME]   (NAME: rewrite, dash, origin, cache, serve, live, fleet, prefetch, fuzz; all when omitted)
+# Usage: bench/run.sh [NAME]   (NAME: rewrite, dash, origin, cache, serve, live, llhls, fleet, prefetch, fuzz; all when omitted)
 set -euo pipefail
 # The fuzzers build apart, with sanitizers (bench/fuzz.sh; HLSCACHE_FUZZ_RUNS per harness, default 10 million).
 if [ "${1:-}" = fuzz ]; then exec "$(dirname "$0")/fuzz.sh" "${HLSCACHE_FUZZ_RUNS:-10000000}"; fi
@@ -339,6 +339,33 @@ run_live() {
     rm -rf "$cache"
 }
 
+# LL-HLS fan-out (bench/tools/llhls_fanout.py): 1,000 clients blocked on the same _HLS_msn/_HLS_part through
+# hlscache, against an origin that holds the blocking reload until all have joined it: origin requests for that
+# query, and the last client's completion after the origin's answer; then the same clients against a plain
+# asyncio server with no proxy in between (llhls_fanout_client_floor_ms: what the Python clients cost).
+run_llhls() {
+    command -v python3 >/dev/null || { echo "llhls: needs python3" >&2; return 1; }
+    swift build -c release --product hlscache >&2
+    local hlscache cache port=18481
+    hlscache="$(swift build -c release --show-bin-path)/hlscache"
+    cache=$(mktemp -d)
+    ulimit -n 8192 2>/dev/null || true
+    "$hlscache" serve --port "$port" --cache-dir "$cache" --allow-host 127.0.0.1 --log-level warning >/dev/null &
+    serve_pid=$!
+    local status=0
+    if wait_up "http://127.0.0.1:$port/healthz"; then
+        python3 bench/tools/llhls_fanout.py "$port" --clients 1000 --server-pid "$serve_pid" || status=$?
+    else
+        echo "llhls: nothing answers on 127.0.0.1:$port" >&2
+        status=1
+    fi
+    kill "$serve_pid" 2>/dev/null || true
+    wait "$serve_pid" 2>/dev/null || true
+    serve_pid=""
+    rm -rf "$cache"
+    return "$status"
+}
+
 # Waits up to 10 s for a URL to answer 2xx.
 wait_up() {
     local _
@@ -461,10 +488,11 @@ case "$want" in
     serve) run_serve ;;
     prefetch) run_prefetch ;;
     live) run_live ;;
+    llhls) run_llhls ;;
     fleet) run_fleet ;;
     all)
         figures=$(mktemp)
-        { run_rewrite; run_dash; run_origin; run_cache; run_serve; run_live; run_fleet; run_prefetch; } | tee "$figures"
+        { run_rewrite; run_dash; run_origin; run_cache; run_serve; run_live; run_llhls; run_fleet; run_prefetch; } | tee "$figures"
         # RESULTS.md and results.png (matplotlib from PyPI, in a venv under ~/.cache).
         plot_venv="${HOME}/.cache/hlscache-bench/plot"
         if [ ! -x "$plot_venv/bin/python" ]; then
@@ -476,5 +504,5 @@ case "$want" in
         rm -f "$figures"
         echo "bench: wrote bench/RESULTS.md and bench/results.png" >&2
         ;;
-    *) echo "unknown benchmark: $want (known: rewrite, dash, origin, cache, serve, live, fleet, prefetch, fuzz)" >&2; exit 64 ;;
+    *) echo "unknown benchmark: $want (known: rewrite, dash, origin, cache, serve, live, llhls, fleet, prefetch, fuzz)" >&2; exit 64 ;;
 esac

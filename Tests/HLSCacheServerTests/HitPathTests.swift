@@ -72,6 +72,8 @@ struct HitPathTests {
         let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
         let url = server.proxied(origin.url("/fmp4/index.m3u8"))
         let first = try await TestHTTP.get(url)
+        // The fill is published just after its answer ends; before that the responder answers (HIT or MISS).
+        try await Self.waitForEntries(1, on: server)
         let second = try await TestHTTP.get(url)
         #expect(first.header("x-cache") == "MISS")
         #expect(second.header("x-cache") == "HIT")

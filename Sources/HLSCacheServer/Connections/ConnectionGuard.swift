@@ -63,7 +63,12 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private var closeAfter: [Bool] = []
     /// Whether bytes of a request head have arrived since the last complete head.
     private var headStarted = false
-    private var timer: Scheduled<Void>?
+    /// When the connection closes unless something happens first (a complete head, an answer); `nil`: no clock
+    /// runs. Moved on each request without touching the event loop's timers: ``timer`` fires at the deadline it
+    /// was scheduled for and, when the deadline moved later meanwhile, schedules itself again for it.
+    private var deadline: NIODeadline?
+    /// The one scheduled check of ``deadline``, if any, and when it runs.
+    private var timer: (task: Scheduled<Void>, due: NIODeadline)?
     private var sendTimer: Scheduled<Void>?
 
     /// - Parameters:
@@ -86,7 +91,8 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        timer?.cancel()
+        deadline = nil
+        timer?.task.cancel()
         timer = nil
         sendTimer?.cancel()
         sendTimer = nil
@@ -111,8 +117,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             return
         }
         headStarted = false
-        timer?.cancel()
-        timer = nil
+        deadline = nil
         if overLimit {
             refuse(.serviceUnavailable, "hlscache is serving its maximum number of connections; try again", context)
         } else if head.method == .connect {
@@ -156,11 +161,28 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireChannelWritabilityChanged()
     }
 
+    /// Starts the clock: the connection closes `timeout` from now unless it is moved or stopped first.
     private func arm(_ timeout: TimeAmount, context: ChannelHandlerContext) {
-        timer?.cancel()
-        timer = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) {
-            if self.closeAfter.isEmpty { context.close(promise: nil) }
+        let due = NIODeadline.now() + timeout
+        deadline = due
+        // A check scheduled for no later than `due` finds the new deadline and schedules itself again; one
+        // scheduled later would close late, so it gives way.
+        if let timer, timer.due <= due { return }
+        timer?.task.cancel()
+        schedule(at: due, context: context)
+    }
+
+    private func schedule(at due: NIODeadline, context: ChannelHandlerContext) {
+        let task = context.eventLoop.assumeIsolated().scheduleTask(deadline: due) {
+            self.timer = nil
+            guard let deadline = self.deadline else { return }
+            if deadline > NIODeadline.now() {
+                self.schedule(at: deadline, context: context)
+            } else if self.closeAfter.isEmpty {
+                context.close(promise: nil)
+            }
         }
+        timer = (task, due)
     }
 
     /// Refuses the request with a one-line error and `Connection: close` once earlier answers are written, drops
