@@ -47,6 +47,8 @@ public final class CachedOrigin: Sendable {
         var clientConfiguration = OriginClientConfiguration(policy: policy, timeouts: timeouts)
         clientConfiguration.maxBodyBytes = configuration.maxObjectBytes
         clientConfiguration.apply(configuration.originAccess)
+        // The origins' headers are for the origins: through a parent, the parent's own --origin-header apply.
+        if configuration.parent != nil { clientConfiguration.originHeaders = [] }
         client = try OriginClient(configuration: clientConfiguration)
         // LL-HLS blocking reloads: the origin holds them until the part exists, up to three target durations.
         clientConfiguration.timeouts.firstByte = max(configuration.originTimeout, .seconds(30))

@@ -27,12 +27,22 @@ extension SegmentCache {
         await close()
     }
 
+    /// Lets go of the entries kept open for hits whose files lost their name (replaced or removed by another process
+    /// on the directory), which would otherwise hold their blocks until hit again.
+    func releaseUnlinkedOpenEntries() {
+        for entry in withState({ $0.openEntries.values }) {
+            guard ((try? operations.linkCount(of: entry.file.descriptor)) ?? 0) == 0 else { continue }
+            withState { $0.releaseOpen(entry.digest, ifFile: entry.file) }
+        }
+    }
+
     /// One janitor pass, now: evict down to the bound, persist last-access times and, if asked, rescan.
     ///
     /// A cache opened from a snapshot does not know what other processes did since it was written; a
     /// process that does not run ``run()`` (a CLI) calls this with `rescan: true` to catch up.
     /// - Parameter rescan: whether to rescan the directory and sweep dead processes' temporary files.
     public func performMaintenance(rescan: Bool = false) {
+        releaseUnlinkedOpenEntries()
         if rescan {
             rescanDirectory()
             withState { $0.needsRescan = false }

@@ -146,6 +146,9 @@ public final class SegmentCache: Sendable {
         )
     }
 
+    /// The most entries a cache keeps open for hits, each holding a descriptor (for the server's descriptor budget).
+    package static let openEntryCapacity = CacheState.openEntryCapacity
+
     /// Runs `body` on the shared state under its lock, then closes the open entries it let go, outside the lock.
     /// Every access to the state goes through it.
     func withState<Result: Sendable, Failure: Error>(

@@ -22,7 +22,8 @@ struct BrowserPlaybackTests {
             for playback in try await Browser.play(pages, seconds: 5, timeout: 90) {
                 #expect(playback.played(5), "\(playback)")
             }
-            #expect(server.log.contains("cache=MISS"), "the players did not go through hlscache")
+            #expect(
+                try await server.settledLog().contains("cache=MISS"), "the players did not go through hlscache")
         }
     }
 

@@ -165,7 +165,8 @@ struct ConnectionTests {
     func fewDescriptorsNoSpin() async throws {
         // No connection may time out while the test, slow under a loaded CI machine, walks through them.
         let server = try await ServerProcess.start(arguments: ["--request-head-timeout", "300"], openFileLimit: 256)
-        #expect(server.log.contains("max_connections=192"), "\(server.log)")
+        // A quarter of the descriptors for the cache's files and origin sockets, another for open entries.
+        #expect(server.log.contains("max_connections=128"), "\(server.log)")
         let port = server.port
         let held = try await offPool {
             var sockets: [RawConnection] = []
@@ -178,17 +179,17 @@ struct ConnectionTests {
         let ticks = server.cpuTicks - ticksBefore
         // 2 s of a spinning core would be some 200 ticks.
         #expect(ticks < 60, "the server used \(ticks) ticks of CPU in 2 s while at its limit")
-        // Past the cap of 192 (within the accepted margin) a request gets a clear 503; no more than 192 are served.
-        // Which connections are past it depends on the order two event loops count them in.
+        // Past the cap of 128 (within the accepted margin of 16) a request gets a clear 503; no more than 128 are
+        // served. Which connections are past it depends on the order two event loops count them in.
         let answers = try await offPool {
-            (0..<200).map { index -> RawConnection.Answer? in
+            (0..<140).map { index -> RawConnection.Answer? in
                 held.connections[index].send(RawConnection.request("GET", "/healthz"))
                 return try? held.connections[index].readAnswer()
             }
         }
         let served = answers.filter { $0?.status == 200 }.count
         let refused = answers.compactMap { $0 }.filter { $0.status == 503 }
-        #expect(served <= 192 && served >= 150, "\(served) served")
+        #expect(served <= 128 && served >= 100, "\(served) served")
         #expect(!refused.isEmpty)
         #expect(
             refused.allSatisfy { String(decoding: $0.body, as: UTF8.self).contains("maximum number of connections") })

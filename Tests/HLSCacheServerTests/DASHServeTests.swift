@@ -84,7 +84,7 @@ struct DASHServeTests {
                 #expect(answer.text.contains("document type declaration is not allowed"))
                 #expect(ContinuousClock.now - start < .seconds(5))
             }
-            #expect(server.log.contains("invalid MPD"))
+            #expect(try await server.settledLog().contains("invalid MPD"))
             #expect(try await TestHTTP.get(server.url("/healthz")).status == 200)
         }
     }

@@ -19,7 +19,7 @@ struct FaultTests {
         #expect(origin.connectionCount == 1)
         await #expect(throws: (any Error).self) { _ = try await TestHTTP.get(url) }
         #expect(origin.connectionCount == 2, "the failed fill must not have been cached")
-        #expect(server.log.contains("response aborted"))
+        #expect(try await server.settledLog().contains("response aborted"))
         let health = try await TestHTTP.get(server.url("/healthz"))
         #expect(health.status == 200)
         await server.stop()
@@ -85,7 +85,7 @@ struct FaultTests {
             #expect(stale.header("x-cache") == "STALE")
             #expect(stale.text == first.text)
             #expect(origin.count("/fmp4/index.m3u8") >= 2)  // the origin client retries a 503 once
-            #expect(server.log.contains("serving stale playlist"))
+            #expect(try await server.settledLog().contains("serving stale playlist"))
         }
     }
 }

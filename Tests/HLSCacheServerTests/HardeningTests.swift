@@ -139,7 +139,7 @@ struct HardeningTests {
             }
         }
         #expect(try await TestHTTP.get(server.url("/healthz")).status == 200)
-        #expect(server.log.contains("invalid playlist"), "no log line names the failures")
+        #expect(try await server.settledLog().contains("invalid playlist"), "no log line names the failures")
         await server.stop()
     }
 }

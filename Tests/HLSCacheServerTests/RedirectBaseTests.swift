@@ -48,6 +48,12 @@ struct RedirectBaseTests {
         #expect(
             playlist.text.contains("/o/http/127.0.0.1:\(origin.port)/ts-multivariant/hi/seg0.ts"), "\(playlist.text)")
         #expect(!playlist.text.contains("/moved/"))
+        // What a node is told of the redirect: where it ended, without the query it carried (it may be a token).
+        let asStored = try await TestHTTP.get(
+            parent.proxied(origin.url("/moved/ts-multivariant/lo/index.m3u8?token=s3cret")),
+            headers: [("Via", "1.1 edge9 (hlscache)")])
+        #expect(asStored.header("content-location") == origin.url("/ts-multivariant/lo/index.m3u8"))
+        #expect(asStored.header("vary") == "Via")
         await edge.stop()
         await parent.stop()
     }

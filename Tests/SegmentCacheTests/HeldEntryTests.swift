@@ -78,6 +78,24 @@ struct HeldEntryTests {
         await cache.close()
     }
 
+    @Test("an entry another instance removed is let go by the janitor's next pass, without waiting for a hit")
+    func janitorLetsGoOfFilesRemovedElsewhere() async throws {
+        let directory = CacheDirectory()
+        defer { directory.remove() }
+        let clock = ManualClock()
+        let cache = try Self.cache(directory, body: Array(repeating: 7, count: 4096), fresh: 100, clock: clock)
+        try await Self.fill(cache)
+        let file = try #require(directory.entryFiles.first)
+        #expect(cache.publishedResponse(for: Self.key) != nil)
+        let other = try SegmentCache(configuration: directory.configuration(), source: DeadOrigin(), clock: clock)
+        other.invalidate(Self.key)
+        #expect(Self.openDescriptors(of: file) == 1)
+        cache.performMaintenance()
+        #expect(Self.openDescriptors(of: file) == 0)
+        await other.close()
+        await cache.close()
+    }
+
     /// How many of this process's descriptors name `path` (deleted or not).
     static func openDescriptors(of path: String) -> Int {
         let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []

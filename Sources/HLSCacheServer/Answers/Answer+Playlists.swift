@@ -37,6 +37,8 @@ extension Answer {
         }
         var headers = HTTPFields()
         headers[.contentType] = rendered.contentType
+        // Nodes that send `Via` get the manifest as stored (``ObjectHead``): a shared cache in front keeps the two apart.
+        headers[.vary] = "Via"
         headers[.cacheControl] = playlistCacheControl(rendered, metadata: metadata)
         if let lastModified = metadata.lastModified { headers[.lastModified] = lastModified }
         if result == .stale {

@@ -53,7 +53,7 @@ public struct CORSPolicy: Sendable, Equatable {
 
         /// Adds the CORS headers of an answer.
         func apply(to headers: inout HTTPFields) {
-            if variesByOrigin { headers.append(HTTPField(name: .vary, value: "Origin")) }
+            if variesByOrigin { headers[.vary] = headers[.vary].map { $0 + ", Origin" } ?? "Origin" }
             guard let allowOrigin else { return }
             headers[.accessControlAllowOrigin] = allowOrigin
             headers[.accessControlExposeHeaders] = CORSPolicy.exposedHeaders

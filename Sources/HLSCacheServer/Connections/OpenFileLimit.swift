@@ -1,3 +1,5 @@
+import SegmentCache
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -30,13 +32,14 @@ enum OpenFileLimit {
     }
 
     /// How many connections fit in `openFiles` descriptors: a quarter (at least 32) stays for the cache's files,
-    /// the origin client's sockets and the listening socket.
+    /// the origin client's sockets and the listening socket, and up to another quarter for the entries the cache
+    /// keeps open for hits.
     /// - Parameters:
     ///   - openFiles: the soft limit.
     ///   - requested: the configured maximum.
     /// - Returns: the smaller of `requested` and what the descriptors allow, at least 1.
     static func connectionLimit(openFiles: Int, requested: Int) -> Int {
-        let reserve = max(32, openFiles / 4)
+        let reserve = max(32, openFiles / 4) + min(SegmentCache.openEntryCapacity, openFiles / 4)
         return max(1, min(requested, openFiles - reserve))
     }
 }

@@ -48,8 +48,14 @@ struct ObjectHead {
         headers[.acceptRanges] = "bytes"
         if let etag = metadata.etag { headers[.eTag] = etag }
         if let lastModified = metadata.lastModified { headers[.lastModified] = lastModified }
-        // A manifest answered as stored (to a child node) whose origin redirected: where its references resolve.
-        if let base = metadata.baseURL { headers[.contentLocation] = base }
+        // A manifest here is answered as stored, to a node that sent `Via`; players get it rewritten: a shared cache
+        // in front must not give one the other's.
+        if metadata.objectKind.isManifest { headers[.vary] = "Via" }
+        // A manifest answered as stored (to a child node) whose origin redirected: where its references resolve
+        // (without its query, which may be a token the redirect handed out).
+        if let base = metadata.baseURL {
+            headers[.contentLocation] = String(base.prefix { $0 != "?" && $0 != "#" })
+        }
 
         // A request whose key carried the range: the cache answered exactly those bytes.
         if let range = metadata.key.range {

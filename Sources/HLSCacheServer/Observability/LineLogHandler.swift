@@ -8,9 +8,9 @@ import Logging
 ///
 /// Every message and value goes through ``SecretRedaction`` first: no query value or URL userinfo is written.
 ///
-/// Lines of `info` and below (the access log) are written in batches by a thread of their own, never making a
-/// response wait on standard output; `notice` and above are written at once, after what is queued. Call
-/// ``flush()`` before the process exits.
+/// Lines are written by a thread of their own, never making a response wait on standard output: `info` and below
+/// (the access log) in batches, `notice` and above at once, after what is queued. Call ``flush()`` before the
+/// process exits.
 public struct LineLogHandler: LogHandler {
     /// The handler's metadata, merged under each message's.
     public var metadata: Logger.Metadata = [:]
@@ -69,7 +69,8 @@ public struct LineLogHandler: LogHandler {
             line = String(decoding: data, as: UTF8.self)
         }
         line += "\n"
-        // The access log (info) is written in batches off the responding thread; what went wrong, at once.
+        // The access log (info) is written in batches off the responding thread; what went wrong, without waiting
+        // for more lines.
         if event.level <= .info {
             LogOutput.standardOutput.append(line)
         } else {

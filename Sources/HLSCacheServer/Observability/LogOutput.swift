@@ -9,9 +9,8 @@ import Synchronization
 ///   waits a moment for more lines and writes them in one `write(2)`. While the descriptor does not keep up (a full
 ///   pipe nobody reads), the buffer grows to its bound (16 MiB); lines past it are dropped and counted, and a line
 ///   saying how many goes out once the descriptor takes bytes again.
-/// - ``write(_:)`` (warnings and errors) queues the line past the bound if need be, wakes the writer at once, and
-///   waits until it is written, at most ``urgentWait``: a line that says something went wrong is out before the
-///   answer that goes with it, and a descriptor that takes nothing holds the caller no longer than that.
+/// - ``write(_:)`` (warnings and errors) queues the line the same way and wakes the writer at once, with no wait
+///   for more lines: it goes out within microseconds, after the lines before it, and no caller ever waits for it.
 /// - ``flush()`` waits until what is queued is written, at most a second (at exit).
 final class LogOutput: Sendable {
     /// The process's standard output.
@@ -19,8 +18,6 @@ final class LogOutput: Sendable {
 
     /// How long the writer waits after being woken for an ordinary line, for more to go in the same `write(2)`.
     static let coalescing: TimeInterval = 0.001
-    /// The longest ``write(_:)`` waits for its line to be written.
-    static let urgentWait: Duration = .milliseconds(200)
 
     private struct Buffer {
         var bytes: [UInt8] = []
@@ -55,9 +52,9 @@ final class LogOutput: Sendable {
         _ = enqueue(line, urgent: false)
     }
 
-    /// Queues `line` to be written at once, and waits for that, at most ``urgentWait``.
+    /// Queues `line` to be written at once.
     func write(_ line: String) {
-        wait(until: enqueue(line, urgent: true), atMost: Self.urgentWait)
+        _ = enqueue(line, urgent: true)
     }
 
     /// Waits until what is queued now is written, at most a second.
@@ -70,12 +67,12 @@ final class LogOutput: Sendable {
         wait(until: queued, atMost: .seconds(1))
     }
 
-    /// Adds `line` to the buffer (past the bound only when `urgent`) and wakes the writer when it needs waking.
+    /// Adds `line` to the buffer (or counts it dropped, past the bound) and wakes the writer when it needs waking.
     /// - Returns: the line's number, for ``wait(until:atMost:)``.
     private func enqueue(_ line: String, urgent: Bool) -> UInt64 {
         let (number, signal) = buffer.withLock { buffer -> (UInt64, Bool) in
             let wasIdle = buffer.bytes.isEmpty && !buffer.urgent
-            if !urgent, buffer.bytes.count + line.utf8.count > maxBufferedBytes {
+            if buffer.bytes.count + line.utf8.count > maxBufferedBytes {
                 buffer.dropped += 1
                 return (buffer.queued, false)
             }

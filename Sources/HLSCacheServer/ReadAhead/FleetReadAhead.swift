@@ -39,7 +39,8 @@ final class FleetReadAhead: Sendable {
             url: base + path, byteRange: key.range.flatMap(RequestedRange.init),
             headers: [(RequestResolution.readAheadHeader.rawName, "1")])
         let response = try await client.fetch(request)
-        for try await _ in response.body {}
+        // Anything but the owner's 202 (a node that does not know the header sends the whole object): not read.
         guard response.status == 202 else { throw OriginError.httpStatus(response.status, url: base + path) }
+        for try await _ in response.body {}
     }
 }

@@ -72,12 +72,19 @@ enum RequestResolution {
             return
         }
         let hops = via.map(FleetHop.nodeNames(inVia:)) ?? []
-        if hops.contains(configuration.nodeName) || hops.count >= FleetHop.maxHops {
-            self = .refused(
-                Self.loopDetected,
-                "hlscache loop: the request came back to \(configuration.nodeName) through "
-                    + hops.prefix(FleetHop.maxHops).joined(separator: " -> "))
-            return
+        if !hops.isEmpty {
+            let parent = configuration.parent?.identity.name
+            // Back at this node, or sent by this node's own parent (which no request of a tree ever is).
+            if hops.contains(configuration.nodeName) || parent.map(hops.contains) == true
+                || hops.count >= FleetHop.maxHops
+            {
+                self = .refused(
+                    Self.loopDetected,
+                    "hlscache loop: the request came to \(configuration.nodeName) through "
+                        + hops.prefix(FleetHop.maxHops).joined(separator: " -> ")
+                        + (parent.map { ", and \($0) is its parent" } ?? ""))
+                return
+            }
         }
         if configuration.adminToken != nil,
             let admin = Self.admin(method: method, target: target, path: path, components)

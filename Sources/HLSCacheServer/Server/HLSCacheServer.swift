@@ -71,13 +71,22 @@ public struct HLSCacheServer: Sendable {
             },
             logger: Logger(label: "hlscache.hummingbird", factory: { _ in SwiftLogNoOpLogHandler() })
         )
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: CacheJanitorService(cache: components.cache)),
+            .init(service: application),
+        ]
+        if let parent = configuration.parent {
+            services.append(
+                .init(
+                    service: ParentProbeService(components: components, parent: parent),
+                    successTerminationBehavior: .ignore))
+        }
+        // Last, so that it is signalled first.
+        services.append(
+            .init(service: DrainFlagService(components: components), successTerminationBehavior: .ignore))
         let group = ServiceGroup(
             configuration: .init(
-                services: [
-                    .init(service: CacheJanitorService(cache: components.cache)),
-                    .init(service: application),
-                    .init(service: DrainFlagService(components: components), successTerminationBehavior: .ignore),
-                ],
+                services: services,
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 cancellationSignals: [],
                 logger: logger

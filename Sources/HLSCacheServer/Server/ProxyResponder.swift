@@ -33,7 +33,8 @@ struct ProxyResponder: HTTPResponder {
             let draining = components.draining.load(ordering: .relaxed)
             return Answer(
                 draining ? .serviceUnavailable : .ok, buffer: ByteBuffer(string: draining ? "draining\n" : "ok\n"),
-                contentType: "text/plain; charset=utf-8", result: .bypass, record: record)
+                contentType: "text/plain; charset=utf-8", result: .bypass, record: record,
+                headers: [HTTPField.Name(FleetHop.nodeHeader)!: components.configuration.nodeName])
         case .own(.metrics):
             let body = components.metrics.render(cache: components.cache.statistics)
             return Answer(

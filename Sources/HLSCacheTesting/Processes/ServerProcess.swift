@@ -25,6 +25,21 @@ public final class ServerProcess: Sendable {
     /// Everything the server logged so far (standard output and error).
     public var log: String { child.output }
 
+    /// Everything the server logged before now: lines are written in order by a thread of the server's own, so this
+    /// asks for a path no one else asks for (forward mode: answered 404) and waits for its access line.
+    /// - Throws: when the mark's line does not appear within 10 s.
+    public func settledLog() async throws -> String {
+        let mark = "/log-mark-" + UUID().uuidString
+        _ = try await TestHTTP.get(url(mark))
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            let text = log
+            if text.contains("path=" + mark) { return text }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        throw ServerProcessError.didNotStart("the log never showed \(mark):\n\(log.suffix(2000))")
+    }
+
     /// The `hlscache` binary built beside the test bundle.
     public static var binary: URL {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("hlscache")

@@ -182,7 +182,7 @@ struct OriginObjectSource: ObjectSource {
         }
         metrics.countOriginBytes(bytes.count)
         let now = Date()
-        let expiry: Date
+        var expiry: Date
         if kind == .dashManifest {
             do throws(MPDError) {
                 let mpd = try MPDManifest.parse(bytes, url: key.url)
@@ -205,6 +205,8 @@ struct OriginObjectSource: ObjectSource {
                 throw InvalidPlaylistError(url: key.url, error: error)
             }
         }
+        // Through a parent, a live manifest is as old as the parent's copy: it is fresh for what remains of that.
+        if parent != nil, let remaining = directives.expiry(receivedAt: now) { expiry = min(expiry, remaining) }
         let sharedByAccident = key.fetchURL != key.url && !guessedManifest
         var answer = SourceResponse(
             status: 200,

@@ -7,6 +7,9 @@ public enum FleetHop {
     /// The comment that marks a `Via` element as an hlscache node's.
     static let marker = "(hlscache)"
 
+    /// The header a node's `/healthz` answers with its name, so that its children learn who their parent is.
+    public static let nodeHeader = "X-HLSCache-Node"
+
     /// The most hlscache nodes a request may have passed through; past it the request is refused as a loop.
     public static let maxHops = 8
 

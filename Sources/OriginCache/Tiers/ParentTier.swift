@@ -1,5 +1,6 @@
 import Foundation
 import HLSPlaylist
+import Synchronization
 
 /// A parent hlscache that every origin fetch goes through (`--parent`): the shield tier.
 ///
@@ -12,6 +13,14 @@ public struct ParentTier: Sendable, Equatable {
     public let host: String
     /// This node's name, sent in `Via`.
     public let nodeName: String
+    /// The parent's own name, once learned (its `/healthz` says it): a request that came through the parent is a
+    /// loop, refused at once even when the fill it would join is the one waiting on the parent.
+    public let identity = ParentIdentity()
+
+    /// Tiers are equal when they send the same node's requests to the same parent.
+    public static func == (lhs: ParentTier, rhs: ParentTier) -> Bool {
+        lhs.base == rhs.base && lhs.nodeName == rhs.nodeName
+    }
 
     /// A parent at `url`.
     /// - Parameters:
@@ -94,5 +103,27 @@ public struct ParentLoopError: Error, CustomStringConvertible {
     public var description: String {
         "parent loop: \(parent) answered 508 (\(reason)): no node may be its own parent, directly or through "
             + "others; check --parent on each node"
+    }
+}
+
+/// What a node has learned of its parent: the name it answers with (``FleetHop/nodeHeader``), new at each start.
+public final class ParentIdentity: Sendable {
+    private let learned = Mutex<String?>(nil)
+
+    /// An identity not learned yet.
+    public init() {}
+
+    /// The parent's name, if learned.
+    public var name: String? { learned.withLock { $0 } }
+
+    /// Records the parent's name.
+    /// - Parameter name: what the parent's `/healthz` said.
+    /// - Returns: whether it differs from what was known.
+    @discardableResult
+    public func learn(_ name: String) -> Bool {
+        learned.withLock { known in
+            defer { known = name }
+            return known != name
+        }
     }
 }

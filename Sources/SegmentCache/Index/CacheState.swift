@@ -134,7 +134,8 @@ struct CacheState: Sendable {
             if evicted.digest != entry.digest { openEntryKeys[evicted.digest] = nil }
             released.append(evicted)
         }
-        openEntryKeys[entry.digest] = key
+        // CLOCK may have evicted the newcomer itself: then it is not held.
+        openEntryKeys[entry.digest] = openEntries.contains(key) ? key : nil
     }
 
     /// Lets go of the entry held open for `digest`; with `file`, only if it is still that file.

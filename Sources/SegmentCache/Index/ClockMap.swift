@@ -38,6 +38,9 @@ package struct ClockMap<Key: Hashable, Value> {
         return slot.value
     }
 
+    /// Every value held, without marking any used.
+    package var values: [Value] { slots.values.map(\.value) }
+
     /// Whether `key` is held, without marking it used.
     package func contains(_ key: Key) -> Bool { slots[key] != nil }
 
