@@ -63,16 +63,21 @@ struct HeldEntryTests {
         await cache.close()
     }
 
-    @Test("removing an entry lets go of the file a hit kept open, so its blocks are freed")
-    func removalClosesTheHeldFile() async throws {
-        let directory = CacheDirectory()
-        defer { directory.remove() }
-        let clock = ManualClock()
+    /// A cache over `directory` holding ``key`` open after a hit, and the entry's file.
+    static func heldEntry(_ directory: CacheDirectory, clock: ManualClock) async throws -> (SegmentCache, String) {
         let cache = try Self.cache(directory, body: Array(repeating: 7, count: 4096), fresh: 100, clock: clock)
         try await Self.fill(cache)
         let file = try #require(directory.entryFiles.first)
         #expect(cache.publishedResponse(for: Self.key) != nil)
         #expect(Self.openDescriptors(of: file) == 1)
+        return (cache, file)
+    }
+
+    @Test("removing an entry lets go of the file a hit kept open, so its blocks are freed")
+    func removalClosesTheHeldFile() async throws {
+        let directory = CacheDirectory()
+        defer { directory.remove() }
+        let (cache, file) = try await Self.heldEntry(directory, clock: ManualClock())
         cache.invalidate(Self.key)
         #expect(Self.openDescriptors(of: file) == 0)
         await cache.close()
@@ -83,10 +88,7 @@ struct HeldEntryTests {
         let directory = CacheDirectory()
         defer { directory.remove() }
         let clock = ManualClock()
-        let cache = try Self.cache(directory, body: Array(repeating: 7, count: 4096), fresh: 100, clock: clock)
-        try await Self.fill(cache)
-        let file = try #require(directory.entryFiles.first)
-        #expect(cache.publishedResponse(for: Self.key) != nil)
+        let (cache, file) = try await Self.heldEntry(directory, clock: clock)
         let other = try SegmentCache(configuration: directory.configuration(), source: DeadOrigin(), clock: clock)
         other.invalidate(Self.key)
         #expect(Self.openDescriptors(of: file) == 1)
