@@ -21,12 +21,26 @@ swift build -c release --product hlscache-bench >&2
 bin="$(swift build -c release --show-bin-path)/hlscache-bench"
 want="${1:-all}"
 
+# Playlist parse + rewrite + serialize (10,000 segments; the corpus's largest file), against Python's m3u8 doing the
+# same rewrite of the same playlist (bench/tools/m3u8_rewrite.py; m3u8 from PyPI in a venv under ~/.cache):
+# rewrite_vs_python_m3u8 (how many times faster) >= 50 is the target.
 run_rewrite() {
-    local largest=""
+    local largest="" venv="${HOME}/.cache/hlscache-bench/m3u8" playlist ours theirs
     if [ -d "$corpus" ]; then
         largest=$(find "$corpus" -name '*.m3u8' -printf '%s %p\n' | sort -n | tail -1 | cut -d' ' -f2-)
     fi
-    "$bin" rewrite $largest
+    ours=$("$bin" rewrite $largest)
+    echo "$ours"
+    if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import m3u8' 2>/dev/null; then
+        python3 -m venv "$venv" >&2 && "$venv/bin/pip" install -q m3u8 >&2 || return 0
+    fi
+    playlist=$(mktemp --suffix=.m3u8)
+    "$bin" rewrite-generate "$playlist"
+    theirs=$("$venv/bin/python" bench/tools/m3u8_rewrite.py "$playlist")
+    rm -f "$playlist"
+    echo "$theirs"
+    awk -v a="$(echo "$theirs" | awk '{print $2}')" -v b="$(echo "$ours" | awk '/^rewrite_10k_ms/ {print $2}')" \
+        'BEGIN { printf "rewrite_vs_python_m3u8 %.1f\n", a / b }'
 }
 
 # Starts nginx from bench/peers/nginx-static.conf on 127.0.0.1:$1 serving $2; sets nginx_prefix.

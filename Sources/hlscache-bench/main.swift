@@ -65,6 +65,10 @@ case "rewrite":
         print("rewrite_corpus_largest_ms \(String(format: "%.3f", median))")
         print("rewrite_corpus_largest_mb_per_s \(String(format: "%.0f", Double(bytes.count) / 1e6 / (median / 1000)))")
     }
+case "rewrite-generate":
+    // The 10,000-segment playlist of `rewrite`, for its peer (bench/tools/m3u8_rewrite.py).
+    guard let path = arguments.dropFirst().first else { exit(64) }
+    try Data(generatedVOD(segments: 10_000)).write(to: URL(fileURLWithPath: path))
 case "origin":
     let values = Array(arguments.dropFirst())
     guard values.count == 3, let count = Int(values[1]), let concurrency = Int(values[2]) else {
@@ -83,7 +87,7 @@ case "dash":
 default:
     FileHandle.standardError.write(
         Data(
-            "usage: hlscache-bench rewrite [LARGEST_CORPUS_FILE] | origin URL COUNT CONCURRENCY | cache | dash FILE\n"
-                .utf8))
+            ("usage: hlscache-bench rewrite [LARGEST_CORPUS_FILE] | rewrite-generate FILE | origin URL COUNT CONCURRENCY"
+                + " | cache | dash-generate FILE | dash FILE\n").utf8))
     exit(64)
 }
