@@ -43,6 +43,8 @@ struct HTTPEdgeTests {
         #expect(beyond.status == 416)
 
         _ = try await TestHTTP.get(url)
+        // The fill is published just after its answer ends.
+        try await HitPathTests.waitForEntries(1, on: server)
         let connections = origin.connectionCount
         let hit = try await TestHTTP.get(url, headers: [("Range", "bytes=50-150")])
         #expect(hit.status == 206 && hit.header("x-cache") == "HIT")

@@ -78,29 +78,4 @@ struct SharingTests {
         #expect(origin.targets.filter { $0.contains("_HLS_msn=4") }.count == 1)
         await server.stop()
     }
-
-    @Test("200 players blocked on the same LL-HLS part: one origin request, one rendering, the same answer")
-    func blockedPlayersShareOneRendering() async throws {
-        let origin = StreamOrigin()
-        try await origin.start()
-        defer { origin.stop() }
-        // Held until every player is waiting on the one fill.
-        origin.set("/live/index.m3u8", .delay(.milliseconds(2500)))
-        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
-        let blocking = server.proxied(origin.url("/live/index.m3u8?_HLS_msn=7&_HLS_part=1"))
-        let bodies = try await withThrowingTaskGroup(of: [UInt8].self) { group in
-            for _ in 0..<200 {
-                group.addTask {
-                    let answer = try await TestHTTP.get(blocking)
-                    #expect(answer.status == 200)
-                    return answer.body
-                }
-            }
-            return try await group.reduce(into: []) { $0.append($1) }
-        }
-        #expect(Set(bodies).count == 1)
-        #expect(origin.targets.filter { $0.contains("_HLS_msn=7&_HLS_part=1") }.count == 1)
-        #expect(try await server.metric("hlscache_playlist_renders_total") == 1)
-        await server.stop()
-    }
 }
