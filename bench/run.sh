@@ -43,11 +43,14 @@ run_rewrite() {
         'BEGIN { printf "rewrite_vs_python_m3u8 %.1f\n", a / b }'
 }
 
-# Starts nginx from bench/peers/nginx-static.conf on 127.0.0.1:$1 serving $2; sets nginx_prefix.
+# Starts nginx from bench/peers/nginx-static.conf on 127.0.0.1:$1 serving $2; sets nginx_prefix. With a third
+# argument `logged`, nginx writes its default access log (format `combined`) to a file, as installed nginx does.
 start_nginx() {
     nginx_prefix=$(mktemp -d)
     mkdir -p "$nginx_prefix/tmp"
-    sed -e "s|__ROOT__|$2|" -e "s|__PORT__|$1|" -e "s|__PREFIX__|$nginx_prefix|" \
+    local log="s|^    access_log off;|    access_log off;|"
+    if [ "${3:-}" = logged ]; then log="s|^    access_log off;|    access_log __PREFIX__/access.log;|"; fi
+    sed -e "$log" -e "s|__ROOT__|$2|" -e "s|__PORT__|$1|" -e "s|__PREFIX__|$nginx_prefix|" \
         bench/peers/nginx-static.conf > "$nginx_prefix/nginx.conf"
     nginx -c "$nginx_prefix/nginx.conf" -p "$nginx_prefix" &
     nginx_pid=$!
@@ -223,6 +226,8 @@ PY
     echo "serve_hit_2mib_rps $ours"
     echo "nginx_static_2mib_rps $theirs"
     awk -v a="$ours" -v b="$theirs" 'BEGIN { printf "serve_vs_nginx_static %.2f\n", a / b }'
+    local quiet_2m quiet_100k quiet_live20
+    quiet_2m=$(awk -v a="$ours" -v b="$theirs" 'BEGIN { print a / b }')
     # The same 2 MiB segment as a hit of nginx proxy_cache and of Varnish in front of the same origin.
     start_proxy_cache "$proxy_cache_port" "127.0.0.1:$origin_port"
     curl -fs -o /dev/null "http://127.0.0.1:$proxy_cache_port/seg2m.ts"
@@ -239,7 +244,7 @@ PY
     else
         echo "serve: varnishd is not installed (apt-get install varnish); serve_vs_varnish not measured" >&2
     fi
-    # A cached 100 KiB object against nginx static.
+    # A cached 100 KiB object against nginx static (and Varnish's hit of it).
     curl -fs -o /dev/null "$proxied/obj100k.ts"
     curl -fs -o /dev/null "$proxied/obj100k.ts"
     ours=$(wrk_rps "$proxied/obj100k.ts" 64 10)
@@ -247,6 +252,13 @@ PY
     echo "serve_hit_100kib_rps $ours"
     echo "nginx_static_100kib_rps $theirs"
     awk -v a="$ours" -v b="$theirs" 'BEGIN { printf "serve_100kib_vs_nginx_static %.2f\n", a / b }'
+    quiet_100k=$(awk -v a="$ours" -v b="$theirs" 'BEGIN { print a / b }')
+    if [ -n "$varnish" ]; then
+        curl -fs -o /dev/null "http://127.0.0.1:$varnish_port/obj100k.ts"
+        varnish=$(wrk_rps "http://127.0.0.1:$varnish_port/obj100k.ts" 64 10)
+        echo "varnish_100kib_rps $varnish"
+        awk -v a="$ours" -v b="$varnish" 'BEGIN { printf "serve_100kib_vs_varnish %.2f\n", a / b }'
+    fi
     # Cached rewritten playlists (10,000-segment VOD; 20-segment live) against nginx serving the same bytes.
     local name
     for name in vod10k live20; do
@@ -258,6 +270,14 @@ PY
         echo "nginx_static_playlist_${name}_rps $theirs"
         awk -v a="$ours" -v b="$theirs" -v n="$name" 'BEGIN { printf "serve_playlist_%s_vs_nginx_static %.2f\n", n, a / b }'
     done
+    quiet_live20=$(awk -v a="$ours" -v b="$theirs" 'BEGIN { print a / b }')
+    if [ -n "$varnish" ]; then
+        # Varnish caching the rewritten live playlist as a file of the origin (it does no rewriting).
+        curl -fs -o /dev/null "http://127.0.0.1:$varnish_port/rewritten-live20.m3u8"
+        varnish=$(wrk_rps "http://127.0.0.1:$varnish_port/rewritten-live20.m3u8" 64 10)
+        echo "varnish_playlist_live20_rps $varnish"
+        awk -v a="$ours" -v b="$varnish" 'BEGIN { printf "serve_playlist_live20_vs_varnish %.2f\n", a / b }'
+    fi
     # Cold miss time to first byte (100 KiB object), against an origin that waits 200 ms: hlscache's minus the origin's (medians of 15).
     start_slow_origin "$slow_port" "$root" 0.2
     sleep 0.5
@@ -273,6 +293,35 @@ PY
     wait "$serve_pid" 2>/dev/null || true
     stop_proxy_cache
     stop_varnish
+    # The defaults a user runs: hlscache with its access log (one line per request, to a file as a container's
+    # log driver would take it) against nginx with its default access log, same objects; and how far each ratio
+    # falls below the quiet one above (serve_logged_vs_quiet_*: target >= 0.9).
+    local log_port=18446 static_nginx_pid static_nginx_prefix quiet
+    static_nginx_pid=$nginx_pid static_nginx_prefix=$nginx_prefix
+    start_nginx "$log_port" "$root" logged
+    "$hlscache" serve --port "$port" --cache-dir "$cache" --allow-host 127.0.0.1 >"$root/access.log" 2>&1 &
+    serve_pid=$!
+    for _ in $(seq 100); do curl -fs -o /dev/null "http://127.0.0.1:$port/healthz" && break; sleep 0.1; done
+    local object label
+    for object in seg2m.ts:2mib obj100k.ts:100kib live20.m3u8:playlist_live20; do
+        name=${object%%:*} label=${object#*:}
+        curl -fs -o /dev/null "$proxied/$name"
+        curl -fs -o /dev/null "$proxied/$name"
+        ours=$(wrk_rps "$proxied/$name" 64 10)
+        [ "$name" = live20.m3u8 ] && name=rewritten-live20.m3u8
+        theirs=$(wrk_rps "http://127.0.0.1:$log_port/$name" 64 10)
+        echo "serve_logged_${label}_rps $ours"
+        echo "nginx_logged_${label}_rps $theirs"
+        awk -v a="$ours" -v b="$theirs" -v n="$label" 'BEGIN { printf "serve_logged_%s_vs_nginx_logged %.2f\n", n, a / b }'
+        case $label in 2mib) quiet=$quiet_2m ;; 100kib) quiet=$quiet_100k ;; *) quiet=$quiet_live20 ;; esac
+        awk -v a="$ours" -v b="$theirs" -v q="$quiet" -v n="$label" \
+            'BEGIN { printf "serve_logged_vs_quiet_%s %.2f\n", n, (a / b) / q }'
+    done
+    awk 'END { printf "serve_logged_access_log_lines %d\n", NR }' "$root/access.log"
+    kill "$serve_pid" 2>/dev/null || true
+    wait "$serve_pid" 2>/dev/null || true
+    stop_nginx
+    nginx_pid=$static_nginx_pid nginx_prefix=$static_nginx_prefix
     stop_nginx
     rm -rf "$root" "$cache"
 }

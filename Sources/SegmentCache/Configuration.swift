@@ -26,6 +26,11 @@ extension SegmentCache {
         public var rescanInterval: Duration
         /// Receives what the cache has to report: disk errors, removed corrupt entries, evictions.
         public var log: @Sendable (CacheLogRecord) -> Void
+        /// How long a hit's check that the entry it holds open is current (still linked, its expiry read back)
+        /// stands for the next hits (default 10 ms): under load one `fstat` and `pread` per entry per window
+        /// instead of per hit. This process's own replacements and removals are seen at once; another process's,
+        /// at most this much later. Zero checks on every hit.
+        public var heldEntryRecheck: Duration = .milliseconds(10)
 
         /// Creates a configuration.
         /// - Parameters:

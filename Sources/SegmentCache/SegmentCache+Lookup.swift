@@ -65,32 +65,58 @@ extension SegmentCache {
     /// else opened now (and then kept open).
     private func heldOrOpenedEntry(_ key: CacheKey) -> StoredEntry? {
         if let held = heldEntry(key) { return held }
-        guard let entry = openEntry(EntryDigest(key), expecting: key) else { return nil }
-        withState { $0.holdOpen(entry, for: key) }
+        guard var entry = openEntry(EntryDigest(key), expecting: key) else { return nil }
+        entry.verifiedAt = Self.monotonicMilliseconds()  // opened and read just now: as good as a check
+        let opened = entry
+        withState { $0.holdOpen(opened, for: key) }
         return entry
     }
 
     /// The entry a recent hit on `key` left open, if its file still has a name (replacing or removing an entry, here
     /// or in another process sharing the directory, unlinks its file), with the expiry its header holds now (one
     /// that has an expiry may have had it rewritten in place). One `fstat`, and a `pread` of 8 bytes for an entry
-    /// with an expiry, instead of a digest, an `open`, a header read and decode, and a `close`.
+    /// with an expiry, instead of a digest, an `open`, a header read and decode, and a `close`; and none at all
+    /// within ``Configuration/heldEntryRecheck`` of the last check (this process's own replacements and removals
+    /// let go of the held entry at once, so only another process's change can take that long to be seen).
     private func heldEntry(_ key: CacheKey) -> StoredEntry? {
         guard let held = withState({ $0.openEntry(for: key) }) else { return nil }
+        let now = Self.monotonicMilliseconds()
+        if held.verifiedAt != 0, now &- held.verifiedAt < heldEntryRecheckMilliseconds { return held }
         do throws(SystemError) {
             guard try operations.linkCount(of: held.file.descriptor) > 0 else {
                 withState { $0.releaseOpen(held.digest, ifFile: held.file) }
                 return nil
             }
-            guard held.metadata.expiry != nil else { return held }
-            let expiry = EntryHeader.decodedExpiry(try held.file.read(count: 8, at: EntryHeader.expiryOffset))
-            guard expiry != held.metadata.expiry else { return held }
-            let updated = held.withExpiry(expiry)
-            withState { $0.holdOpen(updated, for: key) }
-            return updated
+            var checked = held
+            if held.metadata.expiry != nil {
+                let expiry = EntryHeader.decodedExpiry(try held.file.read(count: 8, at: EntryHeader.expiryOffset))
+                if expiry != held.metadata.expiry { checked = held.withExpiry(expiry) }
+            }
+            checked.verifiedAt = now
+            let verified = checked
+            withState { state in
+                // Only if it is still the file held (a replacement may have come meanwhile).
+                if state.openEntry(for: key)?.file === verified.file { state.holdOpen(verified, for: key) }
+            }
+            return verified
         } catch {
             withState { $0.releaseOpen(held.digest, ifFile: held.file) }
             return nil
         }
+    }
+
+    /// ``Configuration/heldEntryRecheck`` in milliseconds.
+    private var heldEntryRecheckMilliseconds: Int64 {
+        let (seconds, attoseconds) = configuration.heldEntryRecheck.components
+        return seconds.multipliedReportingOverflow(by: 1000).overflow
+            ? .max : max(0, seconds * 1000 + attoseconds / 1_000_000_000_000_000)
+    }
+
+    /// `CLOCK_MONOTONIC_COARSE` in milliseconds (a vDSO read, no system call).
+    private static func monotonicMilliseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC_COARSE, &now)
+        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
     }
 
     /// Opens and validates the entry file named by `digest`.

@@ -10,14 +10,18 @@ import Testing
 struct HeldEntryTests {
     static let key = CacheKey(url: "https://origin.test/live/index.m3u8")
 
-    /// A cache over `directory` whose origin answers `body` for ``key``, fresh for `seconds` by `clock`.
+    /// A cache over `directory` whose origin answers `body` for ``key``, fresh for `seconds` by `clock`; it checks
+    /// the entries it holds open on every hit unless given a `recheck` window.
     static func cache(
-        _ directory: CacheDirectory, body: [UInt8], fresh seconds: TimeInterval, clock: ManualClock
+        _ directory: CacheDirectory, body: [UInt8], fresh seconds: TimeInterval, clock: ManualClock,
+        recheck: Duration = .zero
     ) throws -> SegmentCache {
         let origin = FakeOrigin()
         origin.setBody(body, for: key.url)
         origin.setBehaviour(FakeOrigin.Behaviour(expiry: clock.now().addingTimeInterval(seconds)), for: key.url)
-        return try SegmentCache(configuration: directory.configuration(), source: origin, clock: clock)
+        var configuration = directory.configuration()
+        configuration.heldEntryRecheck = recheck
+        return try SegmentCache(configuration: configuration, source: origin, clock: clock)
     }
 
     /// Fills `key` through `cache` and waits until it is published.
@@ -59,6 +63,32 @@ struct HeldEntryTests {
         #expect(cache.publishedResponse(for: Self.key) != nil, "the expiry rewritten in place was not read")
         other.invalidate(Self.key)
         #expect(cache.publishedResponse(for: Self.key) == nil, "a removed entry was served from its open file")
+        await other.close()
+        await cache.close()
+    }
+
+    @Test(
+        "within the recheck window a held entry is served without a check; after it, another instance's removal is seen"
+    )
+    func recheckWindowBoundsWhatIsMissed() async throws {
+        let directory = CacheDirectory()
+        defer { directory.remove() }
+        let clock = ManualClock()
+        let cache = try Self.cache(
+            directory, body: Array("v1".utf8), fresh: 100, clock: clock, recheck: .milliseconds(200))
+        try await Self.fill(cache)
+        #expect(cache.publishedResponse(for: Self.key) != nil)  // checked now: the window starts
+        let other = try SegmentCache(configuration: directory.configuration(), source: DeadOrigin(), clock: clock)
+        other.invalidate(Self.key)
+        // Inside the window the open file still answers (it is the version that was current when checked) ...
+        let start = ContinuousClock.now
+        let within = cache.publishedResponse(for: Self.key)
+        if ContinuousClock.now - start < .milliseconds(150) {
+            #expect(try await within?.body.collect() == Array("v1".utf8))
+        }
+        // ... and once the window has passed, the removal is seen.
+        try await Task.sleep(for: .milliseconds(250))
+        #expect(cache.publishedResponse(for: Self.key) == nil, "a removed entry was served after the window")
         await other.close()
         await cache.close()
     }

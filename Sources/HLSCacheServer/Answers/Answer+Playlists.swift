@@ -32,7 +32,7 @@ extension Answer {
                 body = .file(slice)
             }
         }
-        if let readAhead = components.readAhead, rendered.isLive {
+        if let readAhead = components.readAhead, rendered.isLive, rendered.readAheadQueued.claim() {
             readAhead.enqueue(rendered.newestSegments)
         }
         var headers = HTTPFields()

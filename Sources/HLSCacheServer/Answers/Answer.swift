@@ -49,10 +49,11 @@ struct Answer: Sendable {
         record: AccessRecord
     ) {
         var headers = headers
-        if headers[.cacheControl] == nil { headers[.cacheControl] = "no-store" }
-        headers[.xRequestID] = record.id
-        if result != .error { headers[.xCache] = result.header }
-        if let length { headers[.contentLength] = String(length) }
+        if !headers.contains(.cacheControl) { headers.append(HTTPField(name: .cacheControl, value: "no-store")) }
+        // Appended, not set: no builder sets these three (they are the answer's own), so none is there to replace.
+        headers.append(HTTPField(name: .xRequestID, value: record.id))
+        if result != .error { headers.append(HTTPField(name: .xCache, value: result.header)) }
+        if let length { headers.append(HTTPField(name: .contentLength, value: String(length))) }
         record.cors.apply(to: &headers)
         self.status = status
         self.headers = headers

@@ -28,7 +28,8 @@ struct ConnectionTimeouts: Sendable {
 }
 
 /// The first of hlscache's handlers in each connection's HTTP/1 pipeline: it sees every request part and every
-/// response part (Hummingbird's and the hit path's), and so decides when a connection is closed:
+/// response part of Hummingbird's, hears of every answer of the hit path's (``HitPathHandler``, which it installs),
+/// and so decides when a connection is closed:
 ///
 /// - **Timeouts.** A connection must send a complete request head within ``ConnectionTimeouts/requestHead`` of
 ///   opening or of the first byte of a request (a slowloris is closed), and may stay idle between requests for
@@ -55,6 +56,9 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     private let counter: ConnectionCounter
     private let timeouts: ConnectionTimeouts
+    /// The server's components when fresh hits are answered on the event loop (``HitPathHandler``).
+    private let hitPath: ServerComponents?
+    private var context: ChannelHandlerContext?
     private var counted = false
     private var overLimit = false
     /// Set once a refusal is decided: later request parts are dropped.
@@ -74,23 +78,52 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     /// - Parameters:
     ///   - counter: the server's open-connection count.
     ///   - timeouts: the request-head, idle and send timeouts.
-    init(counter: ConnectionCounter, timeouts: ConnectionTimeouts) {
+    ///   - hitPath: the server's components, to answer fresh hits on the event loop; `nil`: every request goes to
+    ///     Hummingbird.
+    init(counter: ConnectionCounter, timeouts: ConnectionTimeouts, hitPath: ServerComponents? = nil) {
         self.counter = counter
         self.timeouts = timeouts
+        self.hitPath = hitPath
     }
 
+    /// Counts the connection, starts the request-head clock, and installs the handlers in front of the HTTP types
+    /// conversion: the first-byte watcher, then after the HTTP/1 decoder the hit path (when on) and
+    /// ``CloseNormalizer``.
     func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
         counted = true
         overLimit = counter.open.add(1, ordering: .relaxed).newValue > counter.limit
         let operations = context.pipeline.syncOperations
         try? operations.addHandler(FirstByteWatcher(guardHandler: self), position: .first)
         if let decoder = try? operations.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self) {
             try? operations.addHandler(CloseNormalizer(), position: .after(decoder))
+            if let hitPath {
+                try? operations.addHandler(
+                    HitPathHandler(components: hitPath, connection: self), position: .after(decoder))
+            }
         }
         arm(timeouts.requestHead, context: context)
     }
 
+    /// Whether the hit path may answer the request just read: not while the connection is being refused.
+    var admitsEventLoopAnswer: Bool { refusal == nil && !overLimit }
+
+    /// The hit path answers a request: the clocks stop as for any complete head, and the answer takes its place
+    /// among the connection's answers (a refusal waits for it; `closing`: the connection closes after it).
+    func eventLoopAnswerStarted(closing: Bool) {
+        headStarted = false
+        deadline = nil
+        closeAfter.append(closing)
+    }
+
+    /// The hit path's answer is written (or failed): as for any answer, close or start the next clock.
+    func eventLoopAnswerWritten() {
+        guard !closeAfter.isEmpty, let context else { return }
+        answerWritten(closing: closeAfter.removeFirst(), context: context)
+    }
+
     func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
         deadline = nil
         timer?.task.cancel()
         timer = nil
@@ -137,14 +170,19 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         let written = promise ?? context.eventLoop.makePromise(of: Void.self)
         context.write(data, promise: written)
         written.futureResult.assumeIsolated().whenComplete { _ in
-            if closing {
-                context.close(promise: nil)
-            } else if self.closeAfter.isEmpty {
-                if let refusal = self.refusal {
-                    self.send(refusal, context)
-                } else {
-                    self.arm(self.headStarted ? self.timeouts.requestHead : self.timeouts.idle, context: context)
-                }
+            self.answerWritten(closing: closing, context: context)
+        }
+    }
+
+    /// An answer is written: close after it, or, the last one written, send a waiting refusal or start the clock.
+    private func answerWritten(closing: Bool, context: ChannelHandlerContext) {
+        if closing {
+            context.close(promise: nil)
+        } else if closeAfter.isEmpty {
+            if let refusal {
+                send(refusal, context)
+            } else {
+                arm(headStarted ? timeouts.requestHead : timeouts.idle, context: context)
             }
         }
     }

@@ -1,5 +1,6 @@
 import HTTPTypes
 import NIOCore
+import NIOHTTP1
 import OriginCache
 import SegmentCache
 
@@ -10,21 +11,19 @@ extension Answer {
     /// Everything else (misses, fills in flight, stale or expired entries, errors, hlscache's own routes) is left to
     /// ``ProxyResponder``, which plans the same requests with the same ``Answer`` builders.
     /// - Parameters:
-    ///   - request: the request head.
+    ///   - request: what the request head asks for.
     ///   - components: the server's cache, memory tiers and configuration.
     ///   - canSendFile: whether a body may be a file (`sendfile`); without it only memory bodies qualify.
-    init?(hitFor request: HTTPRequest, components: ServerComponents, canSendFile: Bool) {
+    init?(hitFor request: HitRequest, components: ServerComponents, canSendFile: Bool) {
         let start = ContinuousClock.now
-        guard let target = request.path else { return nil }
-        let cors = components.configuration.cors.grant(requestOrigin: request.headerFields[.origin])
+        let target = request.target
+        let cors = components.configuration.cors.grant(requestOrigin: request.origin)
         let resolution = RequestResolution(
-            method: request.method, target: target, range: request.headerFields[.range],
-            via: request.headerFields[.via],
-            isReadAhead: request.headerFields[RequestResolution.readAheadHeader] != nil,
-            components: components)
+            method: request.method, target: target, range: request.range, via: request.via,
+            isReadAhead: request.isReadAhead, components: components)
         if case .own(.preflight) = resolution {
             self.init(
-                preflightAsking: request.headerFields[.accessControlRequestHeaders],
+                preflightAsking: request.accessControlRequestHeaders,
                 record: AccessRecord(
                     method: request.method.rawValue, path: target, id: components.observability.nextRequestID(),
                     start: start, cors: cors))
@@ -75,5 +74,25 @@ extension Answer {
         case .stream: return nil  // never planned here; the responder streams
         }
         self = answer
+    }
+}
+
+extension Answer {
+    /// The answer's head for the HTTP/1 encoder, built straight from the answer (no conversion from HTTP types):
+    /// the answer's fields in order, then the connection's own (`Date`, `Server`, and `Connection: close` when
+    /// `closing`). The encoder, not a shortcut around it, writes every head, so that it keeps pairing answers
+    /// with their requests (it sends no body to a HEAD request).
+    /// - Parameter closing: whether the connection closes after this answer.
+    func responseHead(closing: Bool) -> HTTPResponseHead {
+        var fields: [(String, String)] = []
+        fields.reserveCapacity(headers.count + 3)
+        for field in headers { fields.append((field.name.rawName, field.value)) }
+        fields.append(("Date", HTTPDate.now))
+        fields.append(("Server", "hlscache"))
+        if closing { fields.append(("Connection", "close")) }
+        return HTTPResponseHead(
+            version: .http1_1,
+            status: HTTPResponseStatus(statusCode: status.code, reasonPhrase: status.reasonPhrase),
+            headers: HTTPHeaders(fields))
     }
 }

@@ -1,21 +1,21 @@
-import HTTPTypes
 import NIOCore
 import NIOHTTP1
-import NIOHTTPTypes
 import OriginCache
 
-/// Answers fresh cache hits on the connection's event loop, in Hummingbird's HTTP/1 pipeline just before the
-/// request reaches the async responder: entry files go to the socket with `sendfile` (a NIO `FileRegion`), small
-/// hot objects and rewritten playlists from shared buffers. Every other request goes on to Hummingbird untouched.
+/// Answers fresh cache hits on the connection's event loop, straight after the HTTP/1 decoder: entry files go to
+/// the socket with `sendfile` (a NIO `FileRegion`), small hot objects and rewritten playlists from shared buffers,
+/// each after a head built for the HTTP/1 encoder (``Answer/responseHead(closing:)``). Every other request
+/// goes on, untouched, to the conversion to HTTP types and Hummingbird. ``ConnectionGuard`` installs it and keeps
+/// the connection's clocks for the requests it answers.
 ///
 /// Order: a request is answered here only when no earlier request of the connection is still with Hummingbird,
 /// so pipelined responses leave in request order. While an answer of ours is being written and the socket is not
 /// writable, reads are held (no unbounded queue of answers); a graceful-shutdown quiesce waits for our answers.
 final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPRequestPart
-    typealias InboundOut = HTTPRequestPart
-    typealias OutboundIn = HTTPResponsePart
-    typealias OutboundOut = HTTPResponsePart
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
+    typealias OutboundOut = HTTPServerResponsePart
 
     /// What the parts of the request being read are for.
     private enum Reading {
@@ -28,9 +28,7 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private let components: ServerComponents
-    /// The HTTP/1 encoder's context: a file region written there goes straight to the socket, after the head the
-    /// encoder has written (a `Content-Length` body needs no framing).
-    private var socketContext: ChannelHandlerContext?
+    private let connection: ConnectionGuard
     private var reading = Reading.idle
     /// Requests handed to Hummingbird whose response has not ended.
     private var forwarded = 0
@@ -39,28 +37,25 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var heldRead = false
     private var heldQuiesce: Any?
 
-    /// - Parameter components: the server's cache and configuration.
-    init(components: ServerComponents) {
+    /// - Parameters:
+    ///   - components: the server's cache and configuration.
+    ///   - connection: the connection's guard, told of every answer sent here.
+    init(components: ServerComponents, connection: ConnectionGuard) {
         self.components = components
-    }
-
-    func handlerAdded(context: ChannelHandlerContext) {
-        socketContext = try? context.pipeline.syncOperations.context(handlerType: HTTPResponseEncoder.self)
-    }
-
-    func handlerRemoved(context: ChannelHandlerContext) {
-        socketContext = nil
+        self.connection = connection
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let part = unwrapInboundIn(data)
         switch (reading, part) {
-        case (.idle, .head(let request)):
-            if forwarded == 0, heldQuiesce == nil,
-                let answer = Answer(hitFor: request, components: components, canSendFile: socketContext != nil)
+        case (.idle, .head(let head)):
+            if forwarded == 0, heldQuiesce == nil, connection.admitsEventLoopAnswer,
+                let request = HitRequest(head),
+                let answer = Answer(hitFor: request, components: components, canSendFile: true)
             {
                 reading = .answered
-                send(answer, closing: Self.wantsClose(request), context: context)
+                connection.eventLoopAnswerStarted(closing: request.closes)
+                send(answer, closing: request.closes, context: context)
             } else {
                 reading = .forwarding
                 forwarded += 1
@@ -104,14 +99,10 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireUserInboundEventTriggered(event)
     }
 
-    /// Writes an answer: head, body, end, flushed; finishes its access record once the last byte is written or the
-    /// connection fails.
+    /// Writes an answer: its head through the HTTP/1 encoder, its body, the end, flushed; finishes its access
+    /// record once the last byte is written or the connection fails.
     private func send(_ answer: Answer, closing: Bool, context: ChannelHandlerContext) {
-        var head = answer.head
-        head.headerFields[.date] = HTTPDate.now
-        head.headerFields[.server] = "hlscache"
-        if closing { head.headerFields[.connection] = "close" }
-        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        context.write(wrapOutboundOut(.head(answer.responseHead(closing: closing))), promise: nil)
         let written = context.eventLoop.makePromise(of: Void.self)
         var fileHandle: NIOFileHandle?
         var bytes: Int64 = 0
@@ -120,7 +111,7 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
             break
         case .memory(let buffer):
             bytes = Int64(buffer.readableBytes)
-            context.write(wrapOutboundOut(.body(buffer)), promise: nil)
+            context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
         case .file(let slice):
             // The handle borrows the slice's descriptor; the slice, kept until the write completes, closes it.
             let handle = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: slice.descriptor)
@@ -128,7 +119,7 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
             bytes = slice.length
             let region = FileRegion(
                 fileHandle: handle, readerIndex: Int(slice.offset), endIndex: Int(slice.offset + slice.length))
-            socketContext?.write(NIOAny(IOData.fileRegion(region)), promise: nil)
+            context.write(wrapOutboundOut(.body(.fileRegion(region))), promise: nil)
         case .stream:
             // Unreachable: `Answer(hitFor:)` plans no stream. Never trap on a request: end the connection.
             assertionFailure("the hit path plans only bodies it can send at once")
@@ -147,7 +138,7 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
             case .failure(let error): answer.finished(bytes: -1, aborted: error, components: components)
             }
             self.sending -= 1
-            if closing { context.close(promise: nil) }
+            self.connection.eventLoopAnswerWritten()
             if self.sending == 0 { self.finishedSending(context: context) }
         }
         context.flush()
@@ -166,10 +157,5 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
         guard heldRead else { return }
         heldRead = false
         context.read()
-    }
-
-    /// Whether the client asked to close after this response (Hummingbird's own test, kept the same).
-    private static func wantsClose(_ request: HTTPRequest) -> Bool {
-        request.headerFields[.connection]?.lowercased() == "close"
     }
 }

@@ -21,6 +21,9 @@ struct RenderedPlaylist: Sendable {
     var liveStaleLimitSeconds: Double
     /// The keys of its newest segments, as many as live read-ahead fetches (media playlists).
     var newestSegments: [CacheKey]
+    /// Set by the first answer that sends this rendering, which queues the read-ahead of ``newestSegments``: once
+    /// per origin version, not once per player request (shared by the copies of this value).
+    let readAheadQueued = OnceFlag()
 
     /// What the rendering costs the memory tier.
     var memoryCost: Int {
@@ -30,6 +33,16 @@ struct RenderedPlaylist: Sendable {
         case .file: body = 256
         }
         return body + newestSegments.count * 64
+    }
+}
+
+/// A flag set once, by the first to ask.
+final class OnceFlag: Sendable {
+    private let done = Atomic<Bool>(false)
+
+    /// `true` for the first caller only.
+    func claim() -> Bool {
+        !done.exchange(true, ordering: .relaxed)
     }
 }
 

@@ -64,7 +64,7 @@ enum RequestResolution {
         method: HTTPRequest.Method, target: String, range: String?, via: String? = nil, isReadAhead: Bool = false,
         components: ServerComponents
     ) {
-        let configuration = components.configuration
+        // Read in place, field by field: a copy of the whole configuration costs a retain of each of its fields.
         let path = target.utf8.firstIndex(of: UInt8(ascii: "?")).map { String(target[..<$0]) } ?? target
         let isRead = method == .get || method == .head
         if method == .options {
@@ -73,20 +73,20 @@ enum RequestResolution {
         }
         let hops = via.map(FleetHop.nodeNames(inVia:)) ?? []
         if !hops.isEmpty {
-            let parent = configuration.parent?.identity.name
+            let parent = components.configuration.parent?.identity.name
             // Back at this node, or sent by this node's own parent (which no request of a tree ever is).
-            if hops.contains(configuration.nodeName) || parent.map(hops.contains) == true
+            if hops.contains(components.configuration.nodeName) || parent.map(hops.contains) == true
                 || hops.count >= FleetHop.maxHops
             {
                 self = .refused(
                     Self.loopDetected,
-                    "hlscache loop: the request came to \(configuration.nodeName) through "
+                    "hlscache loop: the request came to \(components.configuration.nodeName) through "
                         + hops.prefix(FleetHop.maxHops).joined(separator: " -> ")
                         + (parent.map { ", and \($0) is its parent" } ?? ""))
                 return
             }
         }
-        if configuration.adminToken != nil,
+        if components.configuration.adminToken != nil,
             let admin = Self.admin(method: method, target: target, path: path, components)
         {
             self = admin
@@ -99,10 +99,10 @@ enum RequestResolution {
         case "/metrics" where method == .get:
             self = .own(.metrics)
             return
-        case "/" where method == .get && configuration.reverseOrigin == nil:
+        case "/" where method == .get && components.configuration.reverseOrigin == nil:
             self = .own(.status)
             return
-        case PlayerPage.path where method == .get && configuration.reverseOrigin == nil:
+        case PlayerPage.path where method == .get && components.configuration.reverseOrigin == nil:
             self = .own(.player)
             return
         default: break
@@ -111,11 +111,13 @@ enum RequestResolution {
             self = .refused(.methodNotAllowed, "only GET, HEAD and OPTIONS are answered")
             return
         }
-        guard target.utf8.count <= configuration.maxRequestTargetLength else {
-            self = .refused(.uriTooLong, "request target longer than \(configuration.maxRequestTargetLength) bytes")
+        guard target.utf8.count <= components.configuration.maxRequestTargetLength else {
+            self = .refused(
+                .uriTooLong, "request target longer than \(components.configuration.maxRequestTargetLength) bytes")
             return
         }
-        guard let url = OriginTarget.originURL(for: target, reverseOrigin: configuration.reverseOrigin) else {
+        guard let url = OriginTarget.originURL(for: target, reverseOrigin: components.configuration.reverseOrigin)
+        else {
             self = .refused(.notFound, "no origin in \(target): use /o/<scheme>/<host>/<path> or --origin")
             return
         }

@@ -49,8 +49,10 @@ public struct HLSCacheServer: Sendable {
             responder: ProxyResponder(components: components),
             server: .http1(
                 configuration: .init(
-                    additionalChannelHandlers: [ConnectionGuard(counter: connections, timeouts: timeouts)]
-                        + (hitPath ? [HitPathHandler(components: components)] : []))),
+                    additionalChannelHandlers: [
+                        ConnectionGuard(
+                            counter: connections, timeouts: timeouts, hitPath: hitPath ? components : nil)
+                    ])),
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "hlscache",
                 backlog: 1024,

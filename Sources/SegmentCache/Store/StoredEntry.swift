@@ -10,6 +10,9 @@ struct StoredEntry: Sendable {
     let headerLength: Int64
     /// The file's size: `headerLength + header.bodyLength`.
     let fileSize: Int64
+    /// For an entry held open for hits: when its file was last found still linked, with its expiry read back
+    /// (monotonic milliseconds, `CLOCK_MONOTONIC_COARSE`); 0: never.
+    var verifiedAt: Int64 = 0
 
     var metadata: EntryMetadata { header.metadata }
 
