@@ -47,7 +47,9 @@ let package = Package(
             providers: [.apt(["libxml2-dev"]), .brew(["libxml2"])]
         ),
         .target(name: "DASHManifest", dependencies: ["CLibXML2", "HLSPlaylist"], swiftSettings: swiftSettings),
-        .target(name: "SegmentCache", dependencies: ["ByteRanges"], swiftSettings: swiftSettings),
+        // glibc's <malloc.h> (mallopt), part of libc6-dev: no package of its own.
+        .systemLibrary(name: "CMalloc"),
+        .target(name: "SegmentCache", dependencies: ["ByteRanges", "CMalloc"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "SegmentCacheWorker", dependencies: ["HLSCacheTesting", "SegmentCache"], swiftSettings: swiftSettings),
         .target(
@@ -97,6 +99,7 @@ let package = Package(
             name: "hlscache",
             dependencies: [
                 "DASHManifest", "HLSPlaylist", "HLSCacheServer", "HLSPrefetch", "OriginCache", "OriginClient",
+                "SegmentCache",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],

@@ -1,5 +1,6 @@
 import Foundation
 import HLSPlaylist
+import SegmentCache
 
 /// hlscache's benchmark driver: `hlscache-bench NAME [ARGS]` prints `name value` lines.
 /// Run through `bench/run.sh`, which builds it in release mode.
@@ -52,6 +53,8 @@ func rewriteFigures(_ name: String, _ bytes: [UInt8]) throws {
     )
 }
 
+// As `hlscache` does: the library's figures are measured under the allocator settings the server runs with.
+HeapRetention.keepFreedMemory()
 let arguments = CommandLine.arguments.dropFirst()
 switch arguments.first {
 case "rewrite":

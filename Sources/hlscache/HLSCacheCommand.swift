@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import OriginClient
+import SegmentCache
 
 /// `hlscache`: a playlist-aware HLS caching proxy.
 @main
@@ -15,6 +16,7 @@ struct HLSCacheCommand: AsyncParsableCommand {
     /// Runs the command line, with `serve`'s options and `prefetch`'s shared ones also taken from `HLSCACHE_*`
     /// environment variables.
     static func main() async {
+        HeapRetention.keepFreedMemory()
         var arguments = Array(CommandLine.arguments.dropFirst())
         if arguments.first == "serve" {
             arguments = EnvironmentOption.merged(
