@@ -27,6 +27,24 @@ struct AccessRecord: Sendable {
     ///   - result: how the cache served it.
     ///   - aborted: why the response was cut short, if it was.
     ///   - components: where the metrics, activity and logger are.
+    /// The access-log line's fields, keys in the order the log handler sorts metadata keys (so that the line is
+    /// the same whether it goes through swift-log or straight to the output).
+    func logFields(
+        status: Int, bytes: Int64, result: CacheResult, milliseconds: Double
+    ) -> [(key: String, value: String)] {
+        // Tenths of a millisecond, as "%.1f" writes them, without a formatter.
+        let tenths = Int((milliseconds * 10).rounded())
+        return [
+            ("bytes", String(max(0, bytes))),
+            ("cache", result.header),
+            ("id", id),
+            ("method", method),
+            ("ms", String(tenths / 10) + "." + String(tenths % 10)),
+            ("path", path),
+            ("status", String(status)),
+        ]
+    }
+
     func finish(
         status: Int, bytes: Int64, result: CacheResult, aborted: (any Error)?, components: ServerComponents
     ) {
@@ -39,17 +57,12 @@ struct AccessRecord: Sendable {
         let level: Logger.Level = aborted == nil ? .info : .warning
         guard components.logger.logLevel <= level else { return }
         let milliseconds = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
-        // Tenths of a millisecond, as "%.1f" writes them, without a formatter.
-        let tenths = Int((milliseconds * 10).rounded())
-        var metadata: Logger.Metadata = [
-            "method": .string(method),
-            "path": .string(path),
-            "status": .string(String(status)),
-            "bytes": .string(String(max(0, bytes))),
-            "cache": .string(result.header),
-            "ms": .string(String(tenths / 10) + "." + String(tenths % 10)),
-            "id": .string(id),
-        ]
+        let fields = logFields(status: status, bytes: bytes, result: result, milliseconds: milliseconds)
+        if aborted == nil, components.observability.writesAccessLinesDirectly {
+            LineLogHandler.queueInfoLine(message: "request", fields: fields)
+            return
+        }
+        var metadata = Logger.Metadata(uniqueKeysWithValues: fields.map { ($0.key, .string($0.value)) })
         if let aborted {
             metadata["error"] = "response aborted: \(aborted)"
             if let originURL { metadata["url"] = "\(originURL)" }

@@ -39,6 +39,44 @@ public struct LineLogHandler: LogHandler {
         LogOutput.standardOutput.flush()
     }
 
+    /// Whether ``queueInfoLine(message:fields:)`` writes the line this handler would: text format, and no metadata
+    /// of the handler's own to merge in.
+    var writesInfoLinesDirectly: Bool { format == .text && metadata.isEmpty }
+
+    /// Queues the line ``log(event:)`` writes for an `info` message `message` with `fields` (string values, keys in
+    /// ascending order) in text format, without building swift-log metadata: the access log's line, one per request.
+    /// - Parameters:
+    ///   - message: the message.
+    ///   - fields: the metadata, keys sorted as `log(event:)` sorts them.
+    static func queueInfoLine(message: String, fields: [(key: String, value: String)]) {
+        var line = textLine(
+            timestamp: LogTimestamp.now(), level: .info, message: message,
+            fields: fields.lazy.map { ($0.key, Logger.Metadata.Value.string($0.value)) })
+        line += "\n"
+        LogOutput.standardOutput.append(line)
+    }
+
+    /// A text line without its newline: timestamp, level, message, then `key=value` for each field in the order
+    /// given; every message and value redacted, values quoted when they hold a space, a quote or `=`.
+    static func textLine(
+        timestamp: String, level: Logger.Level, message: String,
+        fields: some Sequence<(String, Logger.Metadata.Value)>
+    ) -> String {
+        var line = timestamp
+        line.reserveCapacity(256)
+        line += " "
+        line += level.rawValue
+        line += " "
+        line += SecretRedaction.redact(message)
+        for (key, value) in fields {
+            line += " "
+            line += key
+            line += "="
+            line += textValue(value)
+        }
+        return line
+    }
+
     /// Writes one line: queued for the log's writer thread at `info` and below, at once above.
     public func log(event: LogEvent) {
         var merged = event.metadata ?? [:]
@@ -47,18 +85,9 @@ public struct LineLogHandler: LogHandler {
         var line: String
         switch format {
         case .text:
-            line = timestamp
-            line.reserveCapacity(256)
-            line += " "
-            line += event.level.rawValue
-            line += " "
-            line += SecretRedaction.redact("\(event.message)")
-            for (key, value) in merged.sorted(by: { $0.key < $1.key }) {
-                line += " "
-                line += key
-                line += "="
-                line += Self.textValue(value)
-            }
+            line = Self.textLine(
+                timestamp: timestamp, level: event.level, message: "\(event.message)",
+                fields: merged.sorted(by: { $0.key < $1.key }).lazy.map { ($0.key, $0.value) })
         case .json:
             var object: [String: String] = [
                 "ts": timestamp, "level": event.level.rawValue, "msg": SecretRedaction.redact("\(event.message)"),

@@ -16,9 +16,15 @@ final class Observability: Sendable {
     private let requestCounter = Atomic<Int>(0)
     private let requestPrefix = String(UInt32.random(in: 0...UInt32.max), radix: 16)
 
+    /// Whether access-log lines go straight to the log's output (``LineLogHandler/queueInfoLine(message:fields:)``)
+    /// rather than through swift-log's metadata: when the logger's handler is hlscache's own, writing text, it is the
+    /// same line for less work per request.
+    let writesAccessLinesDirectly: Bool
+
     init(logger: Logger, metrics: ServerMetrics) {
         self.logger = logger
         self.metrics = metrics
+        writesAccessLinesDirectly = (logger.handler as? LineLogHandler)?.writesInfoLinesDirectly ?? false
     }
 
     /// A new request id: this process's random prefix and a counter.
