@@ -86,13 +86,21 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         self.hitPath = hitPath
     }
 
-    /// Counts the connection, starts the request-head clock, and installs the handlers in front of the HTTP types
-    /// conversion: the first-byte watcher, then after the HTTP/1 decoder the hit path (when on) and
-    /// ``CloseNormalizer``.
+    /// The connection's write-buffer water marks: an answer of up to 256 KiB (a playlist, a segment part, a
+    /// 100 KiB segment) goes out without the channel turning unwritable and back, which costs every handler an
+    /// event, the responder's writer a lock and this guard a send timer, per answer (NIO's 32/64 KiB made
+    /// 100 KiB hits 15–20% slower here). A streamed answer holds at most this much more before it waits.
+    static let writeBufferWaterMark = ChannelOptions.Types.WriteBufferWaterMark(low: 128 << 10, high: 256 << 10)
+
+    /// Counts the connection, starts the request-head clock, sets the write-buffer water marks, and installs the
+    /// handlers in front of the HTTP types conversion: the first-byte watcher, then after the HTTP/1 decoder the hit
+    /// path (when on) and ``CloseNormalizer``.
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
         counted = true
         overLimit = counter.open.add(1, ordering: .relaxed).newValue > counter.limit
+        try? context.channel.syncOptions?.setOption(
+            ChannelOptions.writeBufferWaterMark, value: Self.writeBufferWaterMark)
         let operations = context.pipeline.syncOperations
         try? operations.addHandler(FirstByteWatcher(guardHandler: self), position: .first)
         if let decoder = try? operations.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self) {
