@@ -229,8 +229,25 @@ extension SegmentCache {
     }
 
     private func endFlight(_ flight: Flight) {
-        withState { state in
-            if state.flights[flight.digest] === flight { state.flights[flight.digest] = nil }
+        let callbacks = withState { state -> [@Sendable () -> Void] in
+            guard state.flights[flight.digest] === flight else { return [] }
+            state.flights[flight.digest] = nil
+            return state.fillEndCallbacks.removeValue(forKey: flight.digest) ?? []
+        }
+        for callback in callbacks { callback() }
+    }
+
+    /// Calls `callback` once the fill in flight for `key` has ended (published, passed through or failed), from
+    /// the fill's task; `false`, and no call, when no fill of `key` is in flight.
+    /// - Parameters:
+    ///   - key: the object.
+    ///   - callback: what to do then; it must not block.
+    public func whenFillEnds(_ key: CacheKey, _ callback: @escaping @Sendable () -> Void) -> Bool {
+        let digest = EntryDigest(key)
+        return withState { state in
+            guard state.flights[digest] != nil else { return false }
+            state.fillEndCallbacks[digest, default: []].append(callback)
+            return true
         }
     }
 }

@@ -12,7 +12,8 @@ One asyncio process (standard library only, all on 127.0.0.1):
 2. opens N client connections to hlscache (`/o/http/127.0.0.1:ORIGIN/live/index.m3u8?_HLS_msn=5&_HLS_part=0`),
    then sends the same blocking reload on each;
 3. once every request is sent, hlscache's origin request has arrived, hlscache reports (`/metrics`,
-   `hlscache_fills_deduplicated_total`) that the other N-1 joined it, and `--hold` seconds (1) have passed since
+   `hlscache_fills_deduplicated_total` + `hlscache_parked_requests_total`) that the other N-1 joined it or wait
+   on the event loop for it, and `--hold` seconds (1) have passed since
    the last send, releases the origin's answer, taking a monotonic timestamp just before writing it;
 4. records when each client has read its whole response (status 200, body by Content-Length).
 
@@ -321,7 +322,8 @@ class StreamClient:
 
 
 async def deduplicated(port):
-    """hlscache's `hlscache_fills_deduplicated_total` (0 when absent or unreadable)."""
+    """Requests hlscache has waiting on the fill in flight: `hlscache_fills_deduplicated_total` (joined in the
+    responder) plus `hlscache_parked_requests_total` (waiting on the event loop); 0 when absent or unreadable."""
     try:
         reader, writer = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", port), 5)
         writer.write(f"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n".encode())
@@ -331,7 +333,7 @@ async def deduplicated(port):
         return 0
     total = 0.0
     for line in data.decode("latin-1").splitlines():
-        if line.startswith("hlscache_fills_deduplicated_total"):
+        if line.startswith("hlscache_fills_deduplicated_total") or line.startswith("hlscache_parked_requests_total"):
             total += float(line.split()[-1])
     return int(total)
 

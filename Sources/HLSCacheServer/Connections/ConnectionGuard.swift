@@ -124,6 +124,12 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         closeAfter.append(closing)
     }
 
+    /// The hit path hands a request it had taken (``eventLoopAnswerStarted(closing:)``) to Hummingbird after all:
+    /// its place goes, since the request now passes here.
+    func eventLoopAnswerAbandoned() {
+        if !closeAfter.isEmpty { closeAfter.removeLast() }
+    }
+
     /// The hit path's answer is written (or failed): as for any answer, close or start the next clock.
     func eventLoopAnswerWritten() {
         guard !closeAfter.isEmpty, let context else { return }

@@ -14,8 +14,12 @@ extension Answer {
     ///   - request: what the request head asks for.
     ///   - components: the server's cache, memory tiers and configuration.
     ///   - canSendFile: whether a body may be a file (`sendfile`); without it only memory bodies qualify.
-    init?(hitFor request: HitRequest, components: ServerComponents, canSendFile: Bool) {
-        let start = ContinuousClock.now
+    ///   - arrivedAt: when the request arrived, when that was before now (a request that waited for a fill).
+    init?(
+        hitFor request: HitRequest, components: ServerComponents, canSendFile: Bool,
+        arrivedAt: ContinuousClock.Instant? = nil
+    ) {
+        let start = arrivedAt ?? ContinuousClock.now
         let target = request.target
         let cors = components.configuration.cors.grant(requestOrigin: request.origin)
         let resolution = RequestResolution(
@@ -74,6 +78,21 @@ extension Answer {
         case .stream: return nil  // never planned here; the responder streams
         }
         self = answer
+    }
+}
+
+extension Answer {
+    /// The key of the fill `request` can wait for on the event loop: an LL-HLS blocking playlist reload (GET, no
+    /// range) whose answer will be a rendering, the same key a fill is then in flight for (the caller checks). Its
+    /// answer, once that fill ends, is then a hit like any other.
+    static func joinableFill(of request: HitRequest, components: ServerComponents) -> CacheKey? {
+        guard request.method == .get, request.range == nil, BlockingReload.isBlockingReload(request.target),
+            case .origin(let resolved) = RequestResolution(
+                method: request.method, target: request.target, range: nil, via: request.via,
+                isReadAhead: request.isReadAhead, components: components),
+            !resolved.isReadAhead, !resolved.asStored
+        else { return nil }
+        return resolved.key
     }
 }
 

@@ -1,6 +1,7 @@
 import NIOCore
 import NIOHTTP1
 import OriginCache
+import SegmentCache
 
 /// Answers fresh cache hits on the connection's event loop, straight after the HTTP/1 decoder: entry files go to
 /// the socket with `sendfile` (a NIO `FileRegion`), small hot objects and rewritten playlists from shared buffers,
@@ -25,6 +26,9 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case forwarding
         /// Answered here: the rest of the request is dropped.
         case answered
+        /// Waiting on the event loop for the fill it would join (an LL-HLS blocking reload): answered here when the
+        /// fill ends, or handed to Hummingbird then if it is not a hit, or at once if anything else happens first.
+        case parked(HTTPRequestHead, HitRequest, ended: Bool, since: ContinuousClock.Instant)
     }
 
     private let components: ServerComponents
@@ -49,18 +53,24 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let part = unwrapInboundIn(data)
         switch (reading, part) {
         case (.idle, .head(let head)):
-            if forwarded == 0, heldQuiesce == nil, connection.admitsEventLoopAnswer,
-                let request = HitRequest(head),
-                let answer = Answer(hitFor: request, components: components, canSendFile: true)
-            {
+            guard forwarded == 0, heldQuiesce == nil, connection.admitsEventLoopAnswer, let request = HitRequest(head)
+            else {
+                forward(data, context: context)
+                return
+            }
+            if let answer = Answer(hitFor: request, components: components, canSendFile: true) {
                 reading = .answered
                 connection.eventLoopAnswerStarted(closing: request.closes)
                 send(answer, closing: request.closes, context: context)
-            } else {
-                reading = .forwarding
-                forwarded += 1
-                context.fireChannelRead(data)
+            } else if !park(head, request, context: context) {
+                forward(data, context: context)
             }
+        case (.parked(let head, let request, false, let since), .end):
+            reading = .parked(head, request, ended: true, since: since)
+        case (.parked, _):
+            // Anything more (a pipelined request): the parked one goes to Hummingbird first, to keep the order.
+            unpark(context: context)
+            channelRead(context: context, data: data)
         case (.answered, .end):
             reading = .idle
         case (.answered, _):
@@ -71,6 +81,61 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case (.forwarding, _), (.idle, _):
             context.fireChannelRead(data)
         }
+    }
+
+    /// Hands a request head to Hummingbird.
+    private func forward(_ data: NIOAny, context: ChannelHandlerContext) {
+        reading = .forwarding
+        forwarded += 1
+        context.fireChannelRead(data)
+    }
+
+    /// Parks a blocking playlist reload whose fill is in flight: it waits here, on the event loop, instead of in a
+    /// task of the responder, and is answered by the hit path when the fill ends (a thousand LL-HLS players asking
+    /// for the same part cost a thousand hits, not a thousand responder answers). `false`: not such a request.
+    private func park(_ head: HTTPRequestHead, _ request: HitRequest, context: ChannelHandlerContext) -> Bool {
+        guard let key = Answer.joinableFill(of: request, components: components) else { return false }
+        let handler = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        let eventLoop = context.eventLoop
+        let waiting = components.cache.whenFillEnds(key) {
+            eventLoop.execute { handler.value.0.fillEnded(context: handler.value.1) }
+        }
+        guard waiting else { return false }
+        reading = .parked(head, request, ended: false, since: .now)
+        connection.eventLoopAnswerStarted(closing: request.closes)
+        components.metrics.parkedRequest()
+        return true
+    }
+
+    /// The fill a parked request waited for has ended: a hit now is answered here; anything else (the fill failed,
+    /// the rendering is not made yet) goes to Hummingbird, which answers it as it answers any request.
+    private func fillEnded(context: ChannelHandlerContext) {
+        guard case .parked(_, let request, let ended, let since) = reading else { return }
+        guard context.channel.isActive else {
+            // The player left meanwhile: nothing to answer.
+            reading = .idle
+            connection.eventLoopAnswerAbandoned()
+            return
+        }
+        guard let answer = Answer(hitFor: request, components: components, canSendFile: true, arrivedAt: since)
+        else {
+            unpark(context: context)
+            return
+        }
+        reading = ended ? .idle : .answered
+        send(answer, closing: request.closes, context: context)
+    }
+
+    /// Hands the parked request to Hummingbird, with its end if it came.
+    private func unpark(context: ChannelHandlerContext) {
+        guard case .parked(let head, _, let ended, _) = reading else { return }
+        connection.eventLoopAnswerAbandoned()
+        forwarded += 1
+        reading = ended ? .idle : .forwarding
+        context.fireChannelRead(wrapInboundOut(.head(head)))
+        if ended { context.fireChannelRead(wrapInboundOut(.end(nil))) }
+        // Outside a read (the fill's end), Hummingbird's channel takes reads in only at a read's completion.
+        context.fireChannelReadComplete()
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
@@ -92,6 +157,8 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        // Shutting down: a parked request is Hummingbird's to answer (or drain).
+        if event is ChannelShouldQuiesceEvent { unpark(context: context) }
         if event is ChannelShouldQuiesceEvent, sending > 0 {
             heldQuiesce = event
             return

@@ -29,6 +29,8 @@ final class ServerMetrics: Sendable {
     private let purgeRequests: [String: CoreMetrics.Counter]
     /// `hlscache_fleet_read_ahead_received_total`: read-ahead requests of fleet nodes queued here (`--fleet-url`).
     private let fleetReadAheadReceived: CoreMetrics.Counter
+    /// `hlscache_parked_requests_total`: LL-HLS blocking reloads that waited on the event loop for a fill in flight.
+    private let parkedRequests: CoreMetrics.Counter
     private let requestDuration: CoreMetrics.Timer
     private let eventLoopHits: [HitBodyKind: CoreMetrics.Counter]
     private let servedTotal = Atomic<Int64>(0)
@@ -69,6 +71,7 @@ final class ServerMetrics: Sendable {
         self.purgeRequests = purgeRequests
         fleetReadAheadReceived = CoreMetrics.Counter(
             label: "hlscache_fleet_read_ahead_received_total", factory: factory)
+        parkedRequests = CoreMetrics.Counter(label: "hlscache_parked_requests_total", factory: factory)
         requestDuration = CoreMetrics.Timer(
             label: "hlscache_request_duration_seconds", preferredDisplayUnit: .seconds, factory: factory)
     }
@@ -91,6 +94,11 @@ final class ServerMetrics: Sendable {
     /// Counts a hit answered on the event loop (`hlscache_event_loop_hits_total`), by how its body was sent.
     func eventLoopHit(body: HitBodyKind) {
         eventLoopHits[body]?.increment()
+    }
+
+    /// Counts a blocking playlist reload parked on the event loop (`hlscache_parked_requests_total`).
+    func parkedRequest() {
+        parkedRequests.increment()
     }
 
     /// Counts an admin purge request by result: `ok`, `unauthorized`, `forbidden` or `invalid`.

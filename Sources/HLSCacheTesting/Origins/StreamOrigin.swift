@@ -22,6 +22,8 @@ public final class StreamOrigin: Sendable {
         case answer(String, headers: HTTPFields)
         /// Wait, then serve normally.
         case delay(Duration)
+        /// Wait, then answer this status with a short body.
+        case delayedStatus(Duration, Int)
         /// Send nothing for a minute.
         case stall
         /// Serve normally the first time, then answer this status.
@@ -124,6 +126,9 @@ public final class StreamOrigin: Sendable {
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
         case .delay(let duration)?:
             try await Task.sleep(for: duration)
+        case .delayedStatus(let duration, let code)?:
+            try await Task.sleep(for: duration)
+            return Response(status: .init(code: code), body: .init(byteBuffer: ByteBuffer(string: "status \(code)\n")))
         case .stall?:
             try await Task.sleep(for: .seconds(60))
         case .requiring(let name, let value)?:

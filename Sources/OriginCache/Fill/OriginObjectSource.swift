@@ -248,10 +248,7 @@ struct OriginObjectSource: ObjectSource {
         return String(text.split(separator: "\n", omittingEmptySubsequences: true).first ?? "no reason given")
     }
 
-    /// Whether a URL is an LL-HLS blocking playlist reload (`_HLS_msn` in its query).
-    static func isBlockingReload(_ url: String) -> Bool {
-        guard let query = url.firstIndex(of: "?") else { return false }
-        return url[query...].contains("_HLS_msn=")
-    }
+    /// Whether a URL is an LL-HLS blocking playlist reload: ``BlockingReload/isBlockingReload(_:)``.
+    static func isBlockingReload(_ url: String) -> Bool { BlockingReload.isBlockingReload(url) }
 
 }

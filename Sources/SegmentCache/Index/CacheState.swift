@@ -19,6 +19,8 @@ struct CacheState: Sendable {
     static let openEntryCapacity = 256
     /// Fills in flight, by the digest of their key.
     var flights: [EntryDigest: Flight] = [:]
+    /// What to call when the fill in flight for a digest ends (``SegmentCache/whenFillEnds(_:_:)``).
+    var fillEndCallbacks: [EntryDigest: [@Sendable () -> Void]] = [:]
     /// Entries being unlinked by eviction or invalidation, with their sizes; a fill of one waits before
     /// publishing. Their bytes still count against the bound until the unlink is done, so the files on
     /// disk never exceed it either.

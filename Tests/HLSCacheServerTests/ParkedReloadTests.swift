@@ -1,0 +1,96 @@
+import Foundation
+import HLSCacheTesting
+import Testing
+
+/// LL-HLS blocking playlist reloads that find a fill of their URL in flight wait on the event loop, not in the
+/// responder, and are answered as hits when it ends; whatever else happens, they are answered as any request is.
+@Suite("Parked blocking reloads")
+struct ParkedReloadTests {
+    static let reload = "/live/index.m3u8?_HLS_msn=3&_HLS_part=0"
+
+    /// An origin holding the blocking reload for `hold`, then answering it (or `status`), and a server in front.
+    static func setUp(hold: Duration, status: Int? = nil) async throws -> (StreamOrigin, ServerProcess) {
+        let origin = StreamOrigin()
+        try await origin.start()
+        origin.set("/live/index.m3u8", status.map { .delayedStatus(hold, $0) } ?? .delay(hold))
+        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
+        return (origin, server)
+    }
+
+    /// Starts the request that begins the fill, and waits until the origin holds it.
+    static func startFill(_ url: String, origin: StreamOrigin) async throws -> Task<TestHTTP.Answer, any Error> {
+        let first = Task { try await TestHTTP.get(url) }
+        #expect(try await eventually { origin.targets.contains { $0.contains("_HLS_msn=3&_HLS_part=0") } })
+        return first
+    }
+
+    /// `count` GETs of `target` on connections of their own, all sent before any answer is read.
+    static func concurrentGets(_ target: String, count: Int, port: Int) async throws -> [RawConnection.Answer] {
+        try await offPool {
+            let connections = try (0..<count).map { _ in try RawConnection(port: port) }
+            for connection in connections { connection.send(RawConnection.request("GET", target)) }
+            return try connections.map { try $0.readAnswer() }
+        }
+    }
+
+    @Test("requests joining a blocking reload in flight wait on the event loop and get the same playlist as hits")
+    func joinersAreParkedAndAnsweredAsHits() async throws {
+        let (origin, server) = try await Self.setUp(hold: .milliseconds(1500))
+        defer { origin.stop() }
+        let url = server.proxied(origin.url(Self.reload))
+        let first = try await Self.startFill(url, origin: origin)
+        let target = "/o/http/127.0.0.1:\(origin.port)\(Self.reload)"
+        let joiners = try await Self.concurrentGets(target, count: 20, port: server.port)
+        let leader = try await first.value
+        #expect(leader.status == 200 && leader.header("x-cache") == "MISS")
+        #expect(joiners.allSatisfy { $0.status == 200 && $0.body == leader.body })
+        #expect(joiners.allSatisfy { $0.headers["x-cache"] == "HIT" })
+        let parked = try await server.metric("hlscache_parked_requests_total")
+        #expect(parked == 20)
+        #expect(origin.targets.filter { $0.contains("_HLS_msn=3&_HLS_part=0") }.count == 1)
+        await server.stop()
+    }
+
+    @Test("when the blocking reload fails, the parked requests get the failure's answer at once, not a hang")
+    func failedFillIsAnsweredByTheResponder() async throws {
+        let (origin, server) = try await Self.setUp(hold: .milliseconds(1000), status: 503)
+        defer { origin.stop() }
+        let url = server.proxied(origin.url(Self.reload))
+        let first = try await Self.startFill(url, origin: origin)
+        let started = ContinuousClock.now
+        let target = "/o/http/127.0.0.1:\(origin.port)\(Self.reload)"
+        let joiners = try await Self.concurrentGets(target, count: 5, port: server.port).map(\.status)
+        #expect(try await first.value.status >= 500)
+        #expect(joiners.allSatisfy { $0 >= 500 }, "\(joiners)")
+        // Held 1 s by the origin, asked again once by the responder for the parked ones: well under the 30 s a
+        // player would wait if they were forgotten.
+        #expect(ContinuousClock.now - started < .seconds(10))
+        #expect(try await server.metric("hlscache_parked_requests_total") == 5)
+        #expect((try? await TestHTTP.get(server.url("/healthz")).status) == 200)
+        await server.stop()
+    }
+
+    @Test("a request pipelined behind a parked one is answered after it, in order")
+    func pipelinedBehindParkedKeepsOrder() async throws {
+        let (origin, server) = try await Self.setUp(hold: .milliseconds(1200))
+        defer { origin.stop() }
+        let segment = "/o/http/127.0.0.1:\(origin.port)/fmp4/seg1.m4s"
+        _ = try await TestHTTP.get(server.url(segment))
+        try await HitPathTests.waitForEntries(1, on: server)
+        let first = try await Self.startFill(server.proxied(origin.url(Self.reload)), origin: origin)
+        let target = "/o/http/127.0.0.1:\(origin.port)\(Self.reload)"
+        let port = server.port
+        let answers = try await offPool { () -> [RawConnection.Answer] in
+            let connection = try RawConnection(port: port)
+            connection.send(RawConnection.request("GET", target) + RawConnection.request("GET", segment))
+            return try [connection.readAnswer(), connection.readAnswer()]
+        }
+        let leader = try await first.value
+        #expect(answers.map(\.status) == [200, 200])
+        #expect(answers[0].body == leader.body)
+        #expect(answers[1].body == origin.file(for: "/fmp4/seg1.m4s"))
+        // It was parked, then handed to the responder when the next request came behind it.
+        #expect(try await server.metric("hlscache_parked_requests_total") == 1)
+        await server.stop()
+    }
+}
