@@ -39,6 +39,8 @@ extension SegmentCache {
             try operations.writeAll(
                 entry.file.descriptor, EntryHeader.encodedExpiry(expiry), at: EntryHeader.expiryOffset)
             noteHit(entry, at: clock.now())
+            // A hit's held copy of this entry carries the old expiry: the next hit opens it anew.
+            withState { $0.releaseOpen(entry.digest) }
             return true
         } catch {
             reportDiskError(error.underlying, key: key)

@@ -24,13 +24,24 @@ struct ParkedReloadTests {
         return first
     }
 
-    /// `count` GETs of `target` on connections of their own, all sent before any answer is read.
-    static func concurrentGets(_ target: String, count: Int, port: Int) async throws -> [RawConnection.Answer] {
+    /// `count` GETs of `target` on connections of their own, all sent before any answer is read; with `halfClose`,
+    /// each client shuts its sending side after its request, as some HTTP clients do.
+    static func concurrentGets(
+        _ target: String, count: Int, port: Int, halfClose: Bool = false
+    ) async throws -> [RawConnection.Answer] {
         try await offPool {
             let connections = try (0..<count).map { _ in try RawConnection(port: port) }
-            for connection in connections { connection.send(RawConnection.request("GET", target)) }
+            for connection in connections {
+                connection.send(RawConnection.request("GET", target))
+                if halfClose { connection.finishSending() }
+            }
             return try connections.map { try $0.readAnswer() }
         }
+    }
+
+    /// The hits the event loop has answered from memory (rendered playlists among them).
+    static func loopMemoryHits(_ server: ServerProcess) async throws -> Double {
+        try await server.metric(#"hlscache_event_loop_hits_total{body="memory"}"#)
     }
 
     @Test("requests joining a blocking reload in flight wait on the event loop and get the same playlist as hits")
@@ -38,6 +49,8 @@ struct ParkedReloadTests {
         let (origin, server) = try await Self.setUp(hold: .milliseconds(1500))
         defer { origin.stop() }
         let url = server.proxied(origin.url(Self.reload))
+        // Read before the fill starts: the test's HTTP client sends one request at a time to a host.
+        let hitsBefore = try await Self.loopMemoryHits(server)
         let first = try await Self.startFill(url, origin: origin)
         let target = "/o/http/127.0.0.1:\(origin.port)\(Self.reload)"
         let joiners = try await Self.concurrentGets(target, count: 20, port: server.port)
@@ -47,6 +60,8 @@ struct ParkedReloadTests {
         #expect(joiners.allSatisfy { $0.headers["x-cache"] == "HIT" })
         let parked = try await server.metric("hlscache_parked_requests_total")
         #expect(parked == 20)
+        // Answered by the event loop, not handed to the responder after the fill.
+        #expect(try await Self.loopMemoryHits(server) - hitsBefore == 20)
         #expect(origin.targets.filter { $0.contains("_HLS_msn=3&_HLS_part=0") }.count == 1)
         await server.stop()
     }
@@ -66,6 +81,29 @@ struct ParkedReloadTests {
         // player would wait if they were forgotten.
         #expect(ContinuousClock.now - started < .seconds(10))
         #expect(try await server.metric("hlscache_parked_requests_total") == 5)
+        #expect((try? await TestHTTP.get(server.url("/healthz")).status) == 200)
+        await server.stop()
+    }
+
+    @Test("a parked request whose client half-closed, and one whose client left, leave the others answered")
+    func halfClosedAndGoneClients() async throws {
+        let (origin, server) = try await Self.setUp(hold: .milliseconds(1500))
+        defer { origin.stop() }
+        let first = try await Self.startFill(server.proxied(origin.url(Self.reload)), origin: origin)
+        let target = "/o/http/127.0.0.1:\(origin.port)\(Self.reload)"
+        let port = server.port
+        // One client sends and leaves at once (reset), while parked.
+        try await offPool {
+            let gone = try RawConnection(port: port)
+            gone.send(RawConnection.request("GET", target))
+            Thread.sleep(forTimeInterval: 0.2)
+            gone.reset()
+        }
+        let halfClosed = try await Self.concurrentGets(target, count: 3, port: port, halfClose: true)
+        let leader = try await first.value
+        #expect(halfClosed.map(\.status) == [200, 200, 200])
+        #expect(halfClosed.allSatisfy { $0.body == leader.body })
+        #expect(try await server.metric("hlscache_parked_requests_total") == 4)
         #expect((try? await TestHTTP.get(server.url("/healthz")).status) == 200)
         await server.stop()
     }

@@ -63,6 +63,8 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private var overLimit = false
     /// Set once a refusal is decided: later request parts are dropped.
     private var refusal: Refusal?
+    /// Whether the refusal has been written (several answers may finish after the last was written).
+    private var refusalSent = false
     /// For each request whose answer has not been written: whether the connection closes after it.
     private var closeAfter: [Bool] = []
     /// Whether bytes of a request head have arrived since the last complete head.
@@ -130,10 +132,13 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         if !closeAfter.isEmpty { closeAfter.removeLast() }
     }
 
-    /// The hit path's answer is written (or failed): as for any answer, close or start the next clock.
-    func eventLoopAnswerWritten() {
+    /// The hit path has written its answer's end; `written` completes when it is on the wire (or failed). As for
+    /// Hummingbird's answers, its place is taken now, in the order the ends are written, and the connection closes
+    /// or the next clock starts once it is written.
+    func eventLoopAnswerEnded(_ written: EventLoopFuture<Void>) {
         guard !closeAfter.isEmpty, let context else { return }
-        answerWritten(closing: closeAfter.removeFirst(), context: context)
+        let closing = closeAfter.removeFirst()
+        written.assumeIsolated().whenComplete { _ in self.answerWritten(closing: closing, context: context) }
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
@@ -194,6 +199,8 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             context.close(promise: nil)
         } else if closeAfter.isEmpty {
             if let refusal {
+                guard !refusalSent else { return }
+                refusalSent = true
                 send(refusal, context)
             } else {
                 arm(headStarted ? timeouts.requestHead : timeouts.idle, context: context)
@@ -242,7 +249,10 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private func refuse(_ status: HTTPResponse.Status, _ reason: String, _ context: ChannelHandlerContext) {
         let refusal = Refusal(status: status, reason: reason)
         self.refusal = refusal
-        if closeAfter.isEmpty { send(refusal, context) }
+        if closeAfter.isEmpty {
+            refusalSent = true
+            send(refusal, context)
+        }
     }
 
     private func send(_ refusal: Refusal, _ context: ChannelHandlerContext) {

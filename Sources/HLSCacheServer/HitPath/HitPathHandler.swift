@@ -40,6 +40,11 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var sending = 0
     private var heldRead = false
     private var heldQuiesce: Any?
+    /// The client's half-close, held while an answer of ours is parked or being written: Hummingbird, seeing it,
+    /// would close the connection's output under that answer.
+    private var heldInputClosed: Any?
+    /// Numbers the parked requests, so that the end of a fill an earlier one waited for wakes no later one.
+    private var parkings = 0
 
     /// - Parameters:
     ///   - components: the server's cache and configuration.
@@ -97,10 +102,12 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
         guard let key = Answer.joinableFill(of: request, components: components) else { return false }
         let handler = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         let eventLoop = context.eventLoop
+        let parking = parkings + 1
         let waiting = components.cache.whenFillEnds(key) {
-            eventLoop.execute { handler.value.0.fillEnded(context: handler.value.1) }
+            eventLoop.execute { handler.value.0.fillEnded(parking: parking, context: handler.value.1) }
         }
         guard waiting else { return false }
+        parkings = parking
         reading = .parked(head, request, ended: false, since: .now)
         connection.eventLoopAnswerStarted(closing: request.closes)
         components.metrics.parkedRequest()
@@ -109,8 +116,8 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// The fill a parked request waited for has ended: a hit now is answered here; anything else (the fill failed,
     /// the rendering is not made yet) goes to Hummingbird, which answers it as it answers any request.
-    private func fillEnded(context: ChannelHandlerContext) {
-        guard case .parked(_, let request, let ended, let since) = reading else { return }
+    private func fillEnded(parking: Int, context: ChannelHandlerContext) {
+        guard parking == parkings, case .parked(_, let request, let ended, let since) = reading else { return }
         guard context.channel.isActive else {
             // The player left meanwhile: nothing to answer.
             reading = .idle
@@ -136,6 +143,7 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
         if ended { context.fireChannelRead(wrapInboundOut(.end(nil))) }
         // Outside a read (the fill's end), Hummingbird's channel takes reads in only at a read's completion.
         context.fireChannelReadComplete()
+        if sending == 0 { releaseInputClosed(context: context) }
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
@@ -157,6 +165,10 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case ChannelEvent.inputClosed = event, sending > 0 || isParked {
+            heldInputClosed = event
+            return
+        }
         // Shutting down: a parked request is Hummingbird's to answer (or drain).
         if event is ChannelShouldQuiesceEvent { unpark(context: context) }
         if event is ChannelShouldQuiesceEvent, sending > 0 {
@@ -205,19 +217,37 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
             case .failure(let error): answer.finished(bytes: -1, aborted: error, components: components)
             }
             self.sending -= 1
-            self.connection.eventLoopAnswerWritten()
             if self.sending == 0 { self.finishedSending(context: context) }
         }
+        connection.eventLoopAnswerEnded(written.futureResult)
         context.flush()
     }
 
-    /// Our last answer is written: release a held read and a held quiesce.
+    /// Our last answer is written: release a held read, quiesce and half-close.
     private func finishedSending(context: ChannelHandlerContext) {
         releaseRead(context: context)
         if let event = heldQuiesce {
             heldQuiesce = nil
             context.fireUserInboundEventTriggered(event)
         }
+        if !isParked { releaseInputClosed(context: context) }
+    }
+
+    private func releaseInputClosed(context: ChannelHandlerContext) {
+        guard let event = heldInputClosed else { return }
+        heldInputClosed = nil
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    /// A decoding error: a parked request goes to Hummingbird first, so that the error's answer follows its.
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        unpark(context: context)
+        context.fireErrorCaught(error)
+    }
+
+    private var isParked: Bool {
+        if case .parked = reading { return true }
+        return false
     }
 
     private func releaseRead(context: ChannelHandlerContext) {

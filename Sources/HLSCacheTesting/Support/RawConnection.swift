@@ -150,6 +150,11 @@ public final class RawConnection: Sendable {
         return false
     }
 
+    /// Half-closes the connection: nothing more is sent (`shutdown(SHUT_WR)`), answers can still be read.
+    public func finishSending() {
+        Glibc.shutdown(descriptor, Int32(SHUT_WR))
+    }
+
     /// Aborts the connection with a TCP reset (`SO_LINGER` 0, then close), like a player that crashes.
     public func reset() {
         close(reset: true)
