@@ -153,6 +153,13 @@ run_dash() {
         'BEGIN { printf "dash_rewrite_vs_lxml %.2f\n", a / b }'
 }
 
+# Waits up to 10 s for a URL to answer 2xx.
+wait_up() {
+    local _
+    for _ in $(seq 100); do curl -fs -o /dev/null "$1" && return 0; sleep 0.1; done
+    return 1
+}
+
 # wrk's requests per second for a URL: wrk_rps URL CONNECTIONS SECONDS
 wrk_rps() { wrk -t2 -c"$2" -d"$3"s "$1" | awk '/Requests\/sec/ {print $2}'; }
 
@@ -214,7 +221,7 @@ PY
     ulimit -n 8192 2>/dev/null || true
     "$hlscache" serve --port "$port" --cache-dir "$cache" --allow-host 127.0.0.1 --log-level warning >/dev/null &
     serve_pid=$!
-    for _ in $(seq 100); do curl -fs -o /dev/null "http://127.0.0.1:$port/healthz" && break; sleep 0.1; done
+    wait_up "http://127.0.0.1:$port/healthz" || true
     local proxied="http://127.0.0.1:$port/o/http/127.0.0.1:$origin_port"
     curl -fs -o /dev/null "$proxied/seg2m.ts"
     curl -fs -o /dev/null "$proxied/seg20m.ts"
@@ -302,7 +309,7 @@ PY
     "$hlscache" serve --port "$logged_port" --cache-dir "$cache" --allow-host 127.0.0.1 >"$root/access.log" 2>&1 &
     logged_pid=$!
     for p in "$port" "$logged_port"; do
-        for _ in $(seq 100); do curl -fs -o /dev/null "http://127.0.0.1:$p/healthz" && break; sleep 0.1; done
+        wait_up "http://127.0.0.1:$p/healthz" || true
     done
     local object label file target q l nq nl
     for object in seg2m.ts:2mib obj100k.ts:100kib live20.m3u8:playlist_live20; do
@@ -412,7 +419,7 @@ run_live() {
     cache=$(mktemp -d)
     "$hlscache" serve --port "$port" --cache-dir "$cache" --allow-host 127.0.0.1 --log-level warning >/dev/null &
     serve_pid=$!
-    for _ in $(seq 100); do curl -fs -o /dev/null "http://127.0.0.1:$port/healthz" && break; sleep 0.1; done
+    wait_up "http://127.0.0.1:$port/healthz" || true
     python3 bench/tools/live_players.py "$port" 100 30
     kill "$serve_pid" 2>/dev/null || true
     wait "$serve_pid" 2>/dev/null || true
@@ -444,13 +451,6 @@ run_llhls() {
     serve_pid=""
     rm -rf "$cache"
     return "$status"
-}
-
-# Waits up to 10 s for a URL to answer 2xx.
-wait_up() {
-    local _
-    for _ in $(seq 100); do curl -fs -o /dev/null "$1" && return 0; sleep 0.1; done
-    return 1
 }
 
 # Three hlscache nodes behind nginx (docker/fleet/hlscache-fleet.conf: consistent hash of the request URI), each

@@ -17,6 +17,11 @@ struct ParkedReloadTests {
         return (origin, server)
     }
 
+    /// The blocking reload's request target on a server in front of `origin`.
+    static func reloadTarget(_ origin: StreamOrigin) -> String {
+        "/o/http/127.0.0.1:\(origin.port)\(reload)"
+    }
+
     /// Starts the request that begins the fill, and waits until the origin holds it.
     static func startFill(_ url: String, origin: StreamOrigin) async throws -> Task<TestHTTP.Answer, any Error> {
         let first = Task { try await TestHTTP.get(url) }
@@ -52,7 +57,7 @@ struct ParkedReloadTests {
         // Read before the fill starts: the test's HTTP client sends one request at a time to a host.
         let hitsBefore = try await Self.loopMemoryHits(server)
         let first = try await Self.startFill(url, origin: origin)
-        let target = "/o/http/127.0.0.1:\(origin.port)\(Self.reload)"
+        let target = Self.reloadTarget(origin)
         let joiners = try await Self.concurrentGets(target, count: 20, port: server.port)
         let leader = try await first.value
         #expect(leader.status == 200 && leader.header("x-cache") == "MISS")
@@ -73,7 +78,7 @@ struct ParkedReloadTests {
         let url = server.proxied(origin.url(Self.reload))
         let first = try await Self.startFill(url, origin: origin)
         let started = ContinuousClock.now
-        let target = "/o/http/127.0.0.1:\(origin.port)\(Self.reload)"
+        let target = Self.reloadTarget(origin)
         let joiners = try await Self.concurrentGets(target, count: 5, port: server.port).map(\.status)
         #expect(try await first.value.status >= 500)
         #expect(joiners.allSatisfy { $0 >= 500 }, "\(joiners)")
@@ -90,7 +95,7 @@ struct ParkedReloadTests {
         let (origin, server) = try await Self.setUp(hold: .milliseconds(1500))
         defer { origin.stop() }
         let first = try await Self.startFill(server.proxied(origin.url(Self.reload)), origin: origin)
-        let target = "/o/http/127.0.0.1:\(origin.port)\(Self.reload)"
+        let target = Self.reloadTarget(origin)
         let port = server.port
         // One client sends and leaves at once (reset), while parked.
         try await offPool {
@@ -116,7 +121,7 @@ struct ParkedReloadTests {
         _ = try await TestHTTP.get(server.url(segment))
         try await HitPathTests.waitForEntries(1, on: server)
         let first = try await Self.startFill(server.proxied(origin.url(Self.reload)), origin: origin)
-        let target = "/o/http/127.0.0.1:\(origin.port)\(Self.reload)"
+        let target = Self.reloadTarget(origin)
         let port = server.port
         let answers = try await offPool { () -> [RawConnection.Answer] in
             let connection = try RawConnection(port: port)

@@ -52,7 +52,7 @@ struct OriginObjectSource: ObjectSource {
             }
             request.byteRange = RequestedRange(range)
         }
-        let blocking = Self.isBlockingReload(key.fetchURL)
+        let blocking = BlockingReload.isBlockingReload(key.fetchURL)
         let guess = ObjectKind.guess(url: key.url)
         if !blocking {
             request.totalTimeout = deadlines.deadline(for: key.url, guessedManifest: guess.isManifest)
@@ -198,7 +198,7 @@ struct OriginObjectSource: ObjectSource {
             do throws(PlaylistError) {
                 let playlist = try Playlist(parsing: bytes, limits: parseLimits)
                 expiry = freshness.expiry(of: playlist, directives: directives, now: now)
-                if !Self.isBlockingReload(key.url) {
+                if !BlockingReload.isBlockingReload(key.url) {
                     deadlines.note(key.url, livePeriod: playlist.isLive ? Double(playlist.targetDuration ?? 6) : nil)
                 }
             } catch {
@@ -247,8 +247,5 @@ struct OriginObjectSource: ObjectSource {
         let text = String(decoding: bytes, as: UTF8.self)
         return String(text.split(separator: "\n", omittingEmptySubsequences: true).first ?? "no reason given")
     }
-
-    /// Whether a URL is an LL-HLS blocking playlist reload: ``BlockingReload/isBlockingReload(_:)``.
-    static func isBlockingReload(_ url: String) -> Bool { BlockingReload.isBlockingReload(url) }
 
 }
