@@ -58,6 +58,21 @@ fail() {
 
 note() { echo "$me: $*" >&2; }
 
+# dump_threads PID: each thread's name, state and kernel wait channel, then its stack when gdb is installed: what
+# a process that does not exit is waiting for.
+dump_threads() {
+    local task
+    echo "--- threads of process $1 (name, state, wait channel):" >&2
+    for task in /proc/"$1"/task/*; do
+        printf '    %s %s %s\n' "$(cat "$task/comm" 2>/dev/null)" \
+            "$(sed -n 's/^State:[[:space:]]*//p' "$task/status" 2>/dev/null)" "$(cat "$task/wchan" 2>/dev/null)" >&2
+    done
+    if command -v gdb >/dev/null; then
+        echo "--- their stacks (gdb):" >&2
+        timeout 60 gdb -p "$1" -batch -nx -ex 'thread apply all bt 25' 2>&1 | grep -E '^(Thread|#)' | sed 's/^/    /' >&2 || true
+    fi
+}
+
 # ---- 0. Scripts parse; tools present; binary found --------------------------------------------------
 for script in docker/*.sh; do
     bash -n "$script" || fail "$script: bash -n reports a syntax error"
@@ -315,8 +330,12 @@ kill -TERM "$server_pid"
 start=$SECONDS
 for _ in $(seq $((limit * 10))); do server_alive || break; sleep 0.1; done
 if server_alive; then
+    dump_threads "$server_pid"
     kill -KILL "$server_pid" 2>/dev/null || true
     fail "the server did not exit within $limit s of SIGTERM (shutdown grace $grace s + 5 s)"
+fi
+if grep -q ' warning the process had not exited ' "$server_log"; then
+    note "note: the exit watchdog ended the server: $(grep -m1 ' warning the process had not exited ' "$server_log")"
 fi
 status=0
 wait "$server_pid" || status=$?
