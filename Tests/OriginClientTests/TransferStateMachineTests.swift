@@ -14,8 +14,8 @@ import Testing
     )
 
     /// A machine whose head was delivered, so that the body flows.
-    private func streamingMachine(limit: Int) async throws -> TransferStateMachine {
-        var machine = TransferStateMachine(limit: limit, url: Self.url)
+    private func streamingMachine(limit: Int, chunkCapacity: Int = 128 * 1024) async throws -> TransferStateMachine {
+        var machine = TransferStateMachine(limit: limit, url: Self.url, chunkCapacity: chunkCapacity)
         let head = try await withCheckedThrowingContinuation { continuation in
             guard case .start = machine.waitForHead(continuation, cancelled: .cancelled(url: Self.url)) else {
                 Issue.record("the fetch should start the transfer")
@@ -32,7 +32,7 @@ import Testing
     }
 
     @Test func chunksAreBufferedUpToTheLimitThenTheTransferPauses() async throws {
-        var machine = try await streamingMachine(limit: 100)
+        var machine = try await streamingMachine(limit: 100, chunkCapacity: 64)
         guard case .buffered(60) = machine.receiveChunk([UInt8](repeating: 1, count: 60)) else {
             Issue.record("first chunk should be buffered")
             return
@@ -80,21 +80,57 @@ import Testing
         }
     }
 
-    @Test func aWaitingReaderGetsTheChunkDirectly() async throws {
+    @Test func aWaitingReaderIsHandedTheBytesOfARoundInOneChunk() async throws {
         var machine = try await streamingMachine(limit: 100)
         let chunk = try await withCheckedThrowingContinuation { continuation in
             guard case .wait = machine.waitForChunk(continuation) else {
                 Issue.record("nothing buffered: the reader waits")
                 return
             }
-            guard case .handOver(let waiting, let chunk) = machine.receiveChunk([7, 8, 9]) else {
-                Issue.record("the chunk goes to the waiting reader")
+            guard case .bufferedForReader(3) = machine.receiveChunk([7, 8, 9]),
+                case .bufferedForReader(1) = machine.receiveChunk([10])
+            else {
+                Issue.record("the bytes are kept for the waiting reader until the round ends")
+                return
+            }
+            guard let (waiting, chunk, requestResume) = machine.handOver() else {
+                Issue.record("the round's end hands them over")
+                return
+            }
+            #expect(!requestResume)
+            waiting.resume(returning: chunk)
+        }
+        #expect(chunk == [7, 8, 9, 10])
+        #expect(machine.bufferedBytes == 0)
+        #expect(machine.handOver() == nil, "nobody waits any more")
+    }
+
+    @Test func bytesAreGatheredIntoChunksOfAtMostTheChunkCapacity() async throws {
+        var machine = try await streamingMachine(limit: 100, chunkCapacity: 4)
+        for bytes: [UInt8] in [[1, 2, 3], [4], [5, 6], [7, 8, 9, 10, 11]] {
+            _ = machine.receiveChunk(bytes)
+        }
+        var chunks: [[UInt8]] = []
+        while case .chunk(let chunk, _) = machine.pollChunk() { chunks.append(chunk) }
+        #expect(chunks == [[1, 2, 3, 4], [5, 6], [7, 8, 9, 10, 11]])
+    }
+
+    @Test func aFinishWithBytesLeftForTheWaitingReaderHandsThemOverBeforeTheEnd() async throws {
+        var machine = try await streamingMachine(limit: 100)
+        let chunk = try await withCheckedThrowingContinuation { continuation in
+            _ = machine.waitForChunk(continuation)
+            _ = machine.receiveChunk([1, 2])
+            guard case .handOver(let waiting, let chunk) = machine.finish(.finished) else {
+                Issue.record("the finish hands the bytes over first")
                 return
             }
             waiting.resume(returning: chunk)
         }
-        #expect(chunk == [7, 8, 9])
-        #expect(machine.bufferedBytes == 0)
+        #expect(chunk == [1, 2])
+        guard case .end = machine.pollChunk() else {
+            Issue.record("then the end")
+            return
+        }
     }
 
     @Test func aFailureIsReportedAfterTheBufferedChunksNeverAsACleanEnd() async throws {
@@ -199,5 +235,12 @@ import Testing
             }
         }
         #expect(error?.kind == .protocolError)
+    }
+}
+
+extension TransferStateMachine {
+    /// `receiveChunk` with the bytes of an array, the length of what is still to come unknown.
+    fileprivate mutating func receiveChunk(_ bytes: [UInt8]) -> ChunkAction {
+        bytes.withUnsafeBytes { receiveChunk($0) }
     }
 }

@@ -265,9 +265,14 @@ extension EasyTransfer {
             failure = slow
             return 0
         }
-        switch transfer.receiveChunk(bytes) {
+        let remaining = expectedLength.map { Int(clamping: $0 - receivedBytes) }
+        switch transfer.receiveChunk(bytes, expectedRemaining: remaining) {
         case .accepted:
             receivedBytes = total
+            return bytes.count
+        case .acceptedForReader:
+            receivedBytes = total
+            handOvers.add(self)
             return bytes.count
         case .pause:
             pausedForReader = true

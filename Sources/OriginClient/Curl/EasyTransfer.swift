@@ -41,6 +41,10 @@ final class EasyTransfer {
     static let maxDiscardedBytes = 64 * 1024
 
     let transfer: Transfer
+    /// Where this transfer goes when its reader is to be woken at the end of the worker's round of callbacks.
+    let handOvers: PendingHandOvers
+    /// Whether this transfer is in `handOvers` now.
+    var handOverQueued = false
     let handle: UnsafeMutableRawPointer
     let configuration: OriginClientConfiguration
     /// Whether the handle is in the multi handle.
@@ -81,12 +85,14 @@ final class EasyTransfer {
 
     /// Creates the easy handle and sets the options that do not change between hops.
     init(
-        transfer: Transfer, configuration: OriginClientConfiguration, share: UnsafeMutableRawPointer
+        transfer: Transfer, configuration: OriginClientConfiguration, share: UnsafeMutableRawPointer,
+        handOvers: PendingHandOvers
     ) throws(OriginError) {
         guard let handle = curl_easy_init() else {
             throw .transferFailed(url: transfer.request.url, detail: "libcurl could not create a handle")
         }
         self.transfer = transfer
+        self.handOvers = handOvers
         self.handle = handle
         self.configuration = configuration
         self.current = transfer.request.target
@@ -213,7 +219,7 @@ final class EasyTransfer {
     // MARK: - Options
 
     /// curl's receive buffer: the largest chunk one write callback delivers.
-    package static let receiveBufferBytes = 64 << 10
+    package static let receiveBufferBytes = 256 << 10
 
     private func setStaticOptions(share: UnsafeMutableRawPointer) throws(OriginError) {
         let request = transfer.request

@@ -12,6 +12,7 @@ final class WorkerLoop {
     private let configuration: OriginClientConfiguration
     private var transfers: [UInt64: EasyTransfer] = [:]
     private var byHandle: [UnsafeMutableRawPointer: EasyTransfer] = [:]
+    private let handOvers = PendingHandOvers()
 
     /// The longest sleep in `curl_multi_poll`; curl shortens it for its own timers.
     private static let maxPollMilliseconds = 1000
@@ -39,6 +40,7 @@ final class WorkerLoop {
             var running: Int32 = 0
             _ = curl_multi_perform(multi, &running)
             readMessages()
+            handOvers.handOverAll()
             let now = ContinuousClock.now
             let timeout = enforceDeadlines(now: now)
             _ = curl_multi_poll(multi, nil, 0, Int32(timeout), nil)
@@ -66,7 +68,8 @@ final class WorkerLoop {
     private func start(_ transfer: Transfer) {
         let easy: EasyTransfer
         do {
-            easy = try EasyTransfer(transfer: transfer, configuration: configuration, share: share)
+            easy = try EasyTransfer(
+                transfer: transfer, configuration: configuration, share: share, handOvers: handOvers)
         } catch {
             transfer.finish(.failed(error))
             return
@@ -139,5 +142,31 @@ final class WorkerLoop {
         byHandle[easy.handle] = nil
         easy.cleanup()
         worker.counters.activeTransfers.subtract(1, ordering: .relaxed)
+    }
+}
+
+/// The transfers whose waiting reader has bytes buffered in this round of curl's callbacks: woken together when
+/// the round is done, one wake per transfer and round instead of one per write callback.
+///
+/// Worker thread only.
+final class PendingHandOvers {
+    private var due: [EasyTransfer] = []
+
+    /// Queues `easy` (once per round) for ``handOverAll()``.
+    func add(_ easy: EasyTransfer) {
+        guard !easy.handOverQueued else { return }
+        easy.handOverQueued = true
+        due.append(easy)
+    }
+
+    /// Wakes the readers of the queued transfers with their bytes and empties the queue.
+    func handOverAll() {
+        guard !due.isEmpty else { return }
+        let transfers = due
+        due.removeAll(keepingCapacity: true)
+        for easy in transfers {
+            easy.handOverQueued = false
+            easy.transfer.handOver()
+        }
     }
 }

@@ -121,25 +121,38 @@ final class Transfer: Sendable {
     /// What the write callback should do with a chunk.
     enum ChunkVerdict {
         case accepted
+        /// Accepted for a reader that waits: call ``handOver()`` once the round of callbacks is done.
+        case acceptedForReader
         case pause
         case abort
     }
 
     /// Offers body bytes to the consumer.
-    func receiveChunk(_ bytes: UnsafeRawBufferPointer) -> ChunkVerdict {
-        let chunk = Array(bytes)
-        switch state.withLock({ $0.receiveChunk(chunk) }) {
-        case .handOver(let continuation, let chunk):
-            continuation.resume(returning: chunk)
-            return .accepted
+    /// - Parameters:
+    ///   - bytes: the bytes curl wrote.
+    ///   - expectedRemaining: how many bytes are still to come, these included, when known.
+    func receiveChunk(_ bytes: UnsafeRawBufferPointer, expectedRemaining: Int?) -> ChunkVerdict {
+        switch state.withLock({ $0.receiveChunk(bytes, expectedRemaining: expectedRemaining) }) {
         case .buffered(let count):
             worker.counters.bufferedBytes.add(count, ordering: .relaxed)
             return .accepted
+        case .bufferedForReader(let count):
+            worker.counters.bufferedBytes.add(count, ordering: .relaxed)
+            return .acceptedForReader
         case .pause:
             return .pause
         case .abort:
             return .abort
         }
+    }
+
+    /// Wakes the reader that waits with the bytes buffered for it, if both are there; called by the worker after
+    /// its round of callbacks.
+    func handOver() {
+        guard let (continuation, chunk, requestResume) = state.withLock({ $0.handOver() }) else { return }
+        worker.counters.bufferedBytes.subtract(chunk.count, ordering: .relaxed)
+        if requestResume { _ = worker.submit(.resume(id)) }
+        continuation.resume(returning: chunk)
     }
 
     /// Called right before `curl_easy_pause(CURLPAUSE_CONT)`; `false` when nobody wants the body any more.
@@ -158,6 +171,9 @@ final class Transfer: Sendable {
             continuation.resume(returning: nil)
         case .endBody(let continuation, .failed(let error)):
             continuation.resume(throwing: error)
+        case .handOver(let continuation, let chunk):
+            worker.counters.bufferedBytes.subtract(chunk.count, ordering: .relaxed)
+            continuation.resume(returning: chunk)
         }
     }
 }

@@ -3,9 +3,13 @@
 ///
 /// Every method is called under the owning ``Transfer``'s lock and returns an action for the
 /// caller to perform after releasing it (resuming a continuation, pausing or resuming curl).
-/// Body chunks are buffered up to `limit` bytes; past that the worker is told to pause
-/// (`CURL_WRITEFUNC_PAUSE`, curl keeps the chunk and offers it again after the resume),
-/// and the consumer asks for a resume once it has drained the buffer to half the limit.
+/// Body bytes are gathered into chunks of up to `chunkCapacity` bytes and buffered up to `limit` bytes; past that
+/// the worker is told to pause (`CURL_WRITEFUNC_PAUSE`, curl keeps the bytes and offers them again after the
+/// resume), and the consumer asks for a resume once it has drained the buffer to half the limit.
+///
+/// Bytes for a reader that waits are not handed over from inside curl's write callback: the worker hands them
+/// over with ``handOver()`` once its round of callbacks is done, so that a reader wakes once per round with all
+/// of the round's bytes, not once per write callback (curl writes 16 KiB at a time).
 struct TransferStateMachine {
     typealias HeadContinuation = CheckedContinuation<ResponseHead, any Error>
     typealias ChunkContinuation = CheckedContinuation<[UInt8]?, any Error>
@@ -40,14 +44,17 @@ struct TransferStateMachine {
 
     /// The most bytes buffered before the worker is paused (one chunk may go past it when the buffer is empty).
     let limit: Int
+    /// The most bytes gathered into one chunk (one chunk written in one piece may be larger).
+    let chunkCapacity: Int
     /// The requested URL, for errors the machine makes itself.
     let url: String
     private var state: State = .idle
     /// Whether the worker has finished with this transfer (so cancelling need not tell it).
     private var workerFinished = false
 
-    init(limit: Int, url: String) {
+    init(limit: Int, url: String, chunkCapacity: Int = 256 * 1024) {
         self.limit = max(1, limit)
+        self.chunkCapacity = max(1, chunkCapacity)
         self.url = url
     }
 
@@ -122,10 +129,8 @@ struct TransferStateMachine {
         switch state {
         case .streaming(var body):
             if !body.chunks.isEmpty {
-                let chunk = body.chunks.removeFirst()
-                body.bufferedBytes -= chunk.count
-                let resume = body.paused && !body.resumeRequested && body.bufferedBytes <= limit / 2
-                if resume { body.resumeRequested = true }
+                state = .idle  // the body's arrays are this copy's alone while it changes
+                let (chunk, resume) = takeChunk(&body)
                 state = .streaming(body)
                 return .chunk(chunk, requestResume: resume)
             }
@@ -180,35 +185,63 @@ struct TransferStateMachine {
         }
     }
 
+    /// The first buffered chunk, and whether taking it should unpause curl.
+    private func takeChunk(_ body: inout Body) -> ([UInt8], requestResume: Bool) {
+        let chunk = body.chunks.removeFirst()
+        body.bufferedBytes -= chunk.count
+        let resume = body.paused && !body.resumeRequested && body.bufferedBytes <= limit / 2
+        if resume { body.resumeRequested = true }
+        return (chunk, resume)
+    }
+
     enum ChunkAction {
-        /// The consumer was waiting: hand the chunk to it directly (not buffered).
-        case handOver(ChunkContinuation, [UInt8])
-        /// Buffered.
+        /// Buffered; nobody waits for it.
         case buffered(Int)
+        /// Buffered for the reader that waits: the worker calls ``handOver()`` once its round of callbacks is done.
+        case bufferedForReader(Int)
         /// Buffer full: return `CURL_WRITEFUNC_PAUSE`; curl offers the same bytes again after a resume.
         case pause
         /// Nobody wants the body any more: abort the transfer.
         case abort
     }
 
-    /// The worker has body bytes.
-    mutating func receiveChunk(_ chunk: [UInt8]) -> ChunkAction {
+    /// The worker has body bytes: they are copied into the last chunk when it has room, else into a new one.
+    /// - Parameters:
+    ///   - bytes: the bytes curl wrote.
+    ///   - expectedRemaining: how many bytes are still to come, these included, when known: a new chunk reserves
+    ///     no more room than that.
+    mutating func receiveChunk(_ bytes: UnsafeRawBufferPointer, expectedRemaining: Int? = nil) -> ChunkAction {
         guard case .streaming(var body) = state else { return .abort }
-        if let waiter = body.waiter {
-            body.waiter = nil
-            state = .streaming(body)
-            return .handOver(waiter, chunk)
-        }
-        if body.bufferedBytes > 0, body.bufferedBytes + chunk.count > limit {
+        if body.bufferedBytes > 0, body.bufferedBytes + bytes.count > limit {
             body.paused = true
             body.resumeRequested = false
             state = .streaming(body)
             return .pause
         }
-        body.chunks.append(chunk)
-        body.bufferedBytes += chunk.count
+        state = .idle  // the body's arrays are this copy's alone while they grow
+        if let last = body.chunks.indices.last, body.chunks[last].count + bytes.count <= chunkCapacity {
+            body.chunks[last].append(contentsOf: bytes)
+        } else {
+            var chunk: [UInt8] = []
+            chunk.reserveCapacity(max(bytes.count, min(chunkCapacity, expectedRemaining ?? chunkCapacity)))
+            chunk.append(contentsOf: bytes)
+            body.chunks.append(chunk)
+        }
+        body.bufferedBytes += bytes.count
+        let forReader = body.waiter != nil
         state = .streaming(body)
-        return .buffered(chunk.count)
+        return forReader ? .bufferedForReader(bytes.count) : .buffered(bytes.count)
+    }
+
+    /// The worker has finished a round of callbacks: the first buffered chunk for the reader that waits, if both
+    /// are there, and whether taking it should unpause curl.
+    mutating func handOver() -> (ChunkContinuation, [UInt8], requestResume: Bool)? {
+        guard case .streaming(var body) = state, let waiter = body.waiter, !body.chunks.isEmpty else { return nil }
+        state = .idle
+        body.waiter = nil
+        let (chunk, resume) = takeChunk(&body)
+        state = .streaming(body)
+        return (waiter, chunk, resume)
     }
 
     /// The worker is about to unpause curl; returns whether the transfer is still wanted.
@@ -224,6 +257,8 @@ struct TransferStateMachine {
         case none
         case failHead(HeadContinuation, OriginError)
         case endBody(ChunkContinuation, Outcome)
+        /// The reader waits and bytes were still to be handed over: they go first, the end is kept for later.
+        case handOver(ChunkContinuation, [UInt8])
     }
 
     /// The worker is done with the transfer, for good.
@@ -239,6 +274,14 @@ struct TransferStateMachine {
             state = .closed(error)
             return .failHead(continuation, error)
         case .streaming(var body):
+            if let waiter = body.waiter, !body.chunks.isEmpty {
+                state = .idle
+                body.waiter = nil
+                body.end = outcome
+                let (chunk, _) = takeChunk(&body)
+                state = .streaming(body)
+                return .handOver(waiter, chunk)
+            }
             if let waiter = body.waiter {
                 switch outcome {
                 case .finished: state = .closed(nil)
