@@ -72,7 +72,7 @@ extension SegmentCache {
         }
         flight.finished()
         if let writer {
-            await publish(writer, of: flight)
+            await publish(writer, of: flight, sync: response.durable ? configuration.sync : .never)
         } else {
             counters.passThroughFills.increment()
         }
@@ -138,8 +138,8 @@ extension SegmentCache {
         }
     }
 
-    /// Seals the complete temporary file, makes room, and renames it into place.
-    private func publish(_ writer: EntryWriter, of flight: Flight) async {
+    /// Seals the complete temporary file (synced as `sync` says), makes room, and renames it into place.
+    private func publish(_ writer: EntryWriter, of flight: Flight, sync: SyncPolicy) async {
         let key = flight.key
         let digest = flight.digest
         guard !flight.isInvalidated else {
@@ -148,7 +148,7 @@ extension SegmentCache {
             return
         }
         do throws(SystemError) {
-            try writer.seal(sync: configuration.sync)
+            try writer.seal(sync: sync)
         } catch {
             writer.discard()
             reportDiskError(error, key: key)
@@ -249,5 +249,23 @@ extension SegmentCache {
             state.fillEndCallbacks[digest, default: []].append(callback)
             return true
         }
+    }
+
+    /// Starts the fill of `key` now, without waiting for it, as ``fetch(_:freshness:)`` would for a miss (and
+    /// counted as one): for a caller that is about to fetch `key` elsewhere, so that requests for it arriving
+    /// meanwhile find the fill in flight. Nothing is started when a fill of `key` is in flight, when this cache
+    /// knows an entry of `key` (fresh or not: what to do with it is the fetching caller's decision), or when it is
+    /// closed.
+    /// - Parameter key: the object.
+    /// - Returns: whether a fill was started.
+    public func startFill(_ key: CacheKey) -> Bool {
+        let digest = EntryDigest(key)
+        let started = withState { state in
+            guard state.flights[digest] == nil, !state.isClosed, !state.index.contains(digest) else { return false }
+            _ = startFill(key, digest: digest, in: &state)
+            return true
+        }
+        if started { counters.misses.increment() }
+        return started
     }
 }

@@ -118,15 +118,7 @@ public final class SegmentCache: Sendable {
         let (flight, isLeader) = try withState { (state) throws(CacheError) -> (Flight, Bool) in
             guard !state.isClosed else { throw CacheError.closed(key: key) }
             if let flight = state.flights[digest] { return (flight, false) }
-            let flight = Flight(key: key) { [self] error in reportDiskError(error, key: key) }
-            state.flights[digest] = flight
-            let id = state.nextFillID
-            state.nextFillID += 1
-            state.fillTasks[id] = Task { [self] in
-                await fill(flight)
-                _ = self.withState { $0.fillTasks.removeValue(forKey: id) }
-            }
-            return (flight, true)
+            return (startFill(key, digest: digest, in: &state), true)
         }
         if isLeader {
             counters.misses.increment()
@@ -144,6 +136,20 @@ public final class SegmentCache: Sendable {
             start: 0,
             chunkSize: configuration.readChunkSize
         )
+    }
+
+    /// Creates the flight of `key` and starts the task that fills it; called under the state lock, with no flight of
+    /// `key` in `state`.
+    func startFill(_ key: CacheKey, digest: EntryDigest, in state: inout CacheState) -> Flight {
+        let flight = Flight(key: key) { [self] error in reportDiskError(error, key: key) }
+        state.flights[digest] = flight
+        let id = state.nextFillID
+        state.nextFillID += 1
+        state.fillTasks[id] = Task { [self] in
+            await fill(flight)
+            _ = self.withState { $0.fillTasks.removeValue(forKey: id) }
+        }
+        return flight
     }
 
     /// The most entries a cache keeps open for hits, each holding a descriptor (for the server's descriptor budget).

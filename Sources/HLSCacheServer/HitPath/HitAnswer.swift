@@ -1,3 +1,4 @@
+import Foundation
 import HTTPTypes
 import NIOCore
 import NIOHTTP1
@@ -93,6 +94,32 @@ extension Answer {
             !resolved.isReadAhead, !resolved.asStored
         else { return nil }
         return resolved.key
+    }
+}
+
+extension Answer {
+    /// The key and version of the playlist `request` asks for when its fresh copy is published but its rendering
+    /// is not kept yet (its fill just ended; the request that started it is rendering it): what a parked request
+    /// waits for next, rather than go to the responder and render it again. Counts no hit.
+    static func pendingRendering(
+        of request: HitRequest, components: ServerComponents
+    ) -> (key: CacheKey, fetchedAt: Date)? {
+        guard
+            case .origin(let resolved) = RequestResolution(
+                method: request.method, target: request.target, range: request.range, via: request.via,
+                isReadAhead: request.isReadAhead, components: components),
+            !resolved.isReadAhead, !resolved.asStored
+        else { return nil }
+        var version: Date?
+        _ = components.cache.publishedResponse(for: resolved.key) { metadata in
+            if (200..<300).contains(metadata.status), metadata.objectKind.isManifest,
+                components.memory.playlists.rendering(of: resolved.key, fetchedAt: metadata.fetchedAt) == nil
+            {
+                version = metadata.fetchedAt
+            }
+            return false
+        }
+        return version.map { (resolved.key, $0) }
     }
 }
 

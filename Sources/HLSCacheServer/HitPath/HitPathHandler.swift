@@ -45,6 +45,8 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var heldInputClosed: Any?
     /// Numbers the parked requests, so that the end of a fill an earlier one waited for wakes no later one.
     private var parkings = 0
+    /// Whether the parked request already waits for its playlist's rendering (after its fill ended).
+    private var awaitingRendering = false
 
     /// - Parameters:
     ///   - components: the server's cache and configuration.
@@ -103,10 +105,17 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let handler = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         let eventLoop = context.eventLoop
         let parking = parkings + 1
+        awaitingRendering = false
         let waiting = components.cache.whenFillEnds(key) {
             eventLoop.execute { handler.value.0.fillEnded(parking: parking, context: handler.value.1) }
         }
-        guard waiting else { return false }
+        guard waiting else {
+            // The first of them: its fill starts here, at once, and the request goes to the responder (which joins
+            // the fill and renders the playlist). Those arriving meanwhile find the fill and park, rather than
+            // each going to the responder too while its task gets going.
+            if components.cache.startFill(key) { components.metrics.blockingReloadStarted() }
+            return false
+        }
         parkings = parking
         reading = .parked(head, request, ended: false, since: .now)
         connection.eventLoopAnswerStarted(closing: request.closes)
@@ -124,13 +133,47 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
             connection.eventLoopAnswerAbandoned()
             return
         }
-        guard let answer = Answer(hitFor: request, components: components, canSendFile: true, arrivedAt: since)
-        else {
+        var answer = Answer(hitFor: request, components: components, canSendFile: true, arrivedAt: since)
+        if answer == nil, !awaitingRendering {
+            if awaitRendering(of: request, parking: parking, context: context) { return }
+            // Nothing to wait for, or the rendering was kept just now.
+            answer = Answer(hitFor: request, components: components, canSendFile: true, arrivedAt: since)
+        }
+        guard let answer else {
             unpark(context: context)
             return
         }
         reading = ended ? .idle : .answered
         send(answer, closing: request.closes, context: context)
+    }
+
+    /// How long a parked request whose playlist is published waits for its rendering to be kept before it goes to
+    /// the responder.
+    static let renderingPatienceMilliseconds: Int64 = 200
+
+    /// Keeps a parked request waiting once more when its playlist is published but not rendered yet (the request
+    /// that started the fill is rendering it): it is answered when the rendering is kept, or goes to the
+    /// responder after ``renderingPatienceMilliseconds``. `false`: nothing to wait for.
+    private func awaitRendering(of request: HitRequest, parking: Int, context: ChannelHandlerContext) -> Bool {
+        guard let (key, fetchedAt) = Answer.pendingRendering(of: request, components: components) else { return false }
+        awaitingRendering = true
+        let handler = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        let eventLoop = context.eventLoop
+        let wake = { @Sendable in
+            eventLoop.execute { handler.value.0.fillEnded(parking: parking, context: handler.value.1) }
+        }
+        guard
+            components.memory.playlists.whenKept(
+                key, fetchedAt: fetchedAt, patience: .milliseconds(Self.renderingPatienceMilliseconds), wake)
+        else {
+            // Kept meanwhile.
+            wake()
+            return true
+        }
+        eventLoop.scheduleTask(in: .milliseconds(Self.renderingPatienceMilliseconds)) {
+            handler.value.0.fillEnded(parking: parking, context: handler.value.1)
+        }
+        return true
     }
 
     /// Hands the parked request to Hummingbird, with its end if it came.

@@ -96,7 +96,12 @@ final class RenderedPlaylists: Sendable {
         /// The keys whose rendering is a file, oldest first.
         var fileKeys: [CacheKey] = []
         var nextFile = 0
+        /// Who waits for a rendering of a key to be kept (``whenKept(_:_:)``), with when they stop caring.
+        var waiting: [CacheKey: [(until: ContinuousClock.Instant, callback: @Sendable () -> Void)]] = [:]
     }
+
+    /// The most keys with waiters before the ones whose waiters all stopped caring are dropped.
+    private static let maxWaitingKeys = 1024
 
     private let maxBytes: Int
     /// The most bytes of renderings kept in files.
@@ -148,11 +153,33 @@ final class RenderedPlaylists: Sendable {
         }
     }
 
-    /// Keeps a rendering, replacing older ones of the same key.
+    /// Calls `callback` (once, from the thread that keeps it) when a rendering of `key` is next kept, unless one made
+    /// from the version fetched at `fetchedAt` is kept now: then `false`, and no call. A rendering that is never
+    /// kept never calls: the caller gives up after `patience`, and the callback is dropped some time after that.
+    /// - Parameters:
+    ///   - key: the playlist's key.
+    ///   - fetchedAt: the version the caller wants.
+    ///   - patience: how long the caller waits.
+    ///   - callback: what to do then; it must not block.
+    func whenKept(
+        _ key: CacheKey, fetchedAt: Date, patience: Duration, _ callback: @escaping @Sendable () -> Void
+    ) -> Bool {
+        let now = ContinuousClock.now
+        return state.withLock { state in
+            if let entry = state.entries.peek(key), entry.fetchedAt == fetchedAt { return false }
+            if state.waiting.count >= Self.maxWaitingKeys {
+                state.waiting = state.waiting.filter { $0.value.contains { $0.until > now } }
+            }
+            state.waiting[key, default: []].append((now + patience, callback))
+            return true
+        }
+    }
+
+    /// Keeps a rendering, replacing older ones of the same key, and calls those waiting for it (``whenKept``).
     func keep(_ playlist: RenderedPlaylist, of key: CacheKey, fetchedAt: Date) {
         let isFile = Self.isFile(playlist)
         guard isFile || playlist.body.length <= maxInMemoryBytes else { return }
-        state.withLock { state in
+        let waiting = state.withLock { state in
             state.entries.insert(
                 Entry(fetchedAt: fetchedAt, playlist: playlist), forKey: key, cost: playlist.memoryCost)
             let live = state.fileKeys.filter { $0 != key && Self.isFile(state.entries.peek($0)?.playlist) }
@@ -163,7 +190,9 @@ final class RenderedPlaylists: Sendable {
                 let oldest = state.fileKeys.removeFirst()
                 fileBytes -= state.entries.removeValue(forKey: oldest)?.playlist.body.length ?? 0
             }
+            return state.waiting.removeValue(forKey: key) ?? []
         }
+        for waiter in waiting { waiter.callback() }
     }
 
     /// Forgets the renderings whose key matches (a purge).

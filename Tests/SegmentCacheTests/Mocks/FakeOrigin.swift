@@ -23,6 +23,8 @@ final class FakeOrigin: ObjectSource {
         var chunkGate: Gate?
         /// Throw ``FakeOriginError`` instead of answering.
         var failBeforeHead = false
+        /// ``SourceResponse/durable``.
+        var durable = true
     }
 
     private struct State {
@@ -83,7 +85,7 @@ final class FakeOrigin: ObjectSource {
             }
             continuation.onTermination = { _ in task.cancel() }
         }
-        return SourceResponse(
+        var response = SourceResponse(
             status: behaviour.status,
             cacheable: behaviour.cacheable,
             contentType: "video/mp2t",
@@ -93,6 +95,8 @@ final class FakeOrigin: ObjectSource {
             expiry: behaviour.expiry,
             body: SourceBody(chunks)
         )
+        response.durable = behaviour.durable
+        return response
     }
 }
 
