@@ -98,7 +98,7 @@ extension SegmentCache {
         var retried = false
         while true {
             do throws(PartialWriteError) {
-                try current.append(Array(rest))
+                try current.append(rest)
                 writer = current
                 flight.appendedToFile(rest.count)
                 return
@@ -232,6 +232,7 @@ extension SegmentCache {
         let callbacks = withState { state -> [@Sendable () -> Void] in
             guard state.flights[flight.digest] === flight else { return [] }
             state.flights[flight.digest] = nil
+            state.startedAhead.remove(flight.digest)
             return state.fillEndCallbacks.removeValue(forKey: flight.digest) ?? []
         }
         for callback in callbacks { callback() }
@@ -251,9 +252,10 @@ extension SegmentCache {
         }
     }
 
-    /// Starts the fill of `key` now, without waiting for it, as ``fetch(_:freshness:)`` would for a miss (and
-    /// counted as one): for a caller that is about to fetch `key` elsewhere, so that requests for it arriving
-    /// meanwhile find the fill in flight. Nothing is started when a fill of `key` is in flight, when this cache
+    /// Starts the fill of `key` now, without waiting for it, as ``fetch(_:freshness:)`` would for a miss: for a
+    /// caller that is about to fetch `key` elsewhere, so that the origin request leaves now and requests for it
+    /// arriving meanwhile find the fill in flight. The first ``fetch(_:freshness:)`` to join it is its leader (a
+    /// miss, ``CacheResponse/Disposition/miss``), the others joined, as if that fetch had started it. Nothing is started when a fill of `key` is in flight, when this cache
     /// knows an entry of `key` (fresh or not: what to do with it is the fetching caller's decision), or when it is
     /// closed.
     /// - Parameter key: the object.
@@ -263,9 +265,9 @@ extension SegmentCache {
         let started = withState { state in
             guard state.flights[digest] == nil, !state.isClosed, !state.index.contains(digest) else { return false }
             _ = startFill(key, digest: digest, in: &state)
+            state.startedAhead.insert(digest)
             return true
         }
-        if started { counters.misses.increment() }
         return started
     }
 }

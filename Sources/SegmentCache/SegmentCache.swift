@@ -117,7 +117,7 @@ public final class SegmentCache: Sendable {
         let digest = EntryDigest(key)
         let (flight, isLeader) = try withState { (state) throws(CacheError) -> (Flight, Bool) in
             guard !state.isClosed else { throw CacheError.closed(key: key) }
-            if let flight = state.flights[digest] { return (flight, false) }
+            if let flight = state.flights[digest] { return (flight, state.startedAhead.remove(digest) != nil) }
             return (startFill(key, digest: digest, in: &state), true)
         }
         if isLeader {

@@ -87,6 +87,21 @@ struct HitPathTests {
         await server.stop()
     }
 
+    @Test("a miss's fill is started by the event loop and led by the responder's fetch: one miss, nothing deduplicated")
+    func missFillStartedOnTheEventLoop() async throws {
+        let origin = StreamOrigin()
+        try await origin.start()
+        defer { origin.stop() }
+        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
+        let first = try await TestHTTP.get(server.proxied(origin.url("/fmp4/seg0.m4s")))
+        #expect(first.status == 200 && first.header("x-cache") == "MISS")
+        #expect(try await server.metric("hlscache_event_loop_fill_starts_total") == 1)
+        #expect(try await server.metric("hlscache_fills_deduplicated_total") == 0)
+        #expect(origin.count("/fmp4/seg0.m4s") == 1)
+        #expect(try await TestHTTP.get(origin.url("/fmp4/seg0.m4s")).body == first.body)
+        await server.stop()
+    }
+
     @Test("pipelined requests are answered in order when a miss sits between hits")
     func pipelinedOrder() async throws {
         let origin = StreamOrigin()

@@ -66,7 +66,7 @@ struct ParkedReloadTests {
         let parked = try await server.metric("hlscache_parked_requests_total")
         #expect(parked == 20)
         // The leader's fill was started by the event loop, before its request went to the responder.
-        #expect(try await server.metric("hlscache_blocking_reload_fills_started_total") == 1)
+        #expect(try await server.metric("hlscache_event_loop_fill_starts_total") == 1)
         // Answered by the event loop, not handed to the responder after the fill.
         let memoryHits = try await Self.loopMemoryHits(server) - hitsBefore
         let renders = try await server.metric("hlscache_playlist_renders_total")

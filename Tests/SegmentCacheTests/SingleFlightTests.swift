@@ -124,4 +124,30 @@ struct SingleFlightTests {
         #expect(cache.statistics.hits == 1)
         await cache.close()
     }
+
+    @Test func aFillStartedAheadIsLedByTheFirstFetchThatJoinsIt() async throws {
+        let directory = CacheDirectory()
+        defer { directory.remove() }
+        let origin = FakeOrigin()
+        let key = PatternOrigin.key(2)
+        let headGate = Gate()
+        origin.setBehaviour(FakeOrigin.Behaviour(headGate: headGate), for: key.url)
+        let cache = try SegmentCache(configuration: directory.configuration(), source: origin)
+
+        #expect(cache.startFill(key))
+        #expect(!cache.startFill(key), "one is in flight")
+        #expect(try await eventually { origin.fetchCount(for: key) == 1 }, "the origin is asked before any fetch")
+        let leader = Task { try await cache.fetch(key) }
+        #expect(try await eventually { cache.statistics.misses == 1 })
+        let follower = Task { try await cache.fetch(key) }
+        #expect(try await eventually { cache.statistics.deduplicatedFills == 1 })
+        headGate.openForever()
+        #expect(try await leader.value.disposition == .miss)
+        #expect(try await follower.value.disposition == .joined)
+        #expect(try await follower.value.body.collect() == origin.body(of: key.url))
+        #expect(try await eventually { cache.statistics.publishedFills == 1 })
+        #expect(!cache.startFill(key), "the cache holds an entry of it")
+        #expect(origin.fetchCount(for: key) == 1)
+        #expect(cache.statistics.misses == 1)
+    }
 }

@@ -98,6 +98,19 @@ extension Answer {
 }
 
 extension Answer {
+    /// The key the responder will fetch for `request` when the hit path left it a miss: a GET of an origin object
+    /// (not a fleet child's request for a stored copy, not a read-ahead). The caller starts its fill unless one is
+    /// in flight or the cache holds an entry of it (whose fate, stale or not, is the responder's to decide).
+    static func fillToStart(for request: HitRequest, components: ServerComponents) -> CacheKey? {
+        guard request.method == .get,
+            case .origin(let resolved) = RequestResolution(
+                method: request.method, target: request.target, range: request.range, via: request.via,
+                isReadAhead: request.isReadAhead, components: components),
+            !resolved.isReadAhead, !resolved.asStored
+        else { return nil }
+        return resolved.key
+    }
+
     /// The key and version of the playlist `request` asks for when its fresh copy is published but its rendering
     /// is not kept yet (its fill just ended; the request that started it is rendering it): what a parked request
     /// waits for next, rather than go to the responder and render it again. Counts no hit.

@@ -70,6 +70,7 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 connection.eventLoopAnswerStarted(closing: request.closes)
                 send(answer, closing: request.closes, context: context)
             } else if !park(head, request, context: context) {
+                startFill(request)
                 forward(data, context: context)
             }
         case (.parked(let head, let request, false, let since), .end):
@@ -97,6 +98,14 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireChannelRead(data)
     }
 
+    /// Starts the fill of a miss about to go to the responder, so that the origin request leaves now, not once the
+    /// responder's task runs (the responder joins it). For a blocking reload, those arriving meanwhile find the
+    /// fill and park, rather than each going to the responder too.
+    private func startFill(_ request: HitRequest) {
+        guard let key = Answer.fillToStart(for: request, components: components) else { return }
+        if components.cache.startFill(key) { components.metrics.eventLoopFillStarted() }
+    }
+
     /// Parks a blocking playlist reload whose fill is in flight: it waits here, on the event loop, instead of in a
     /// task of the responder, and is answered by the hit path when the fill ends (a thousand LL-HLS players asking
     /// for the same part cost a thousand hits, not a thousand responder answers). `false`: not such a request.
@@ -109,13 +118,7 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let waiting = components.cache.whenFillEnds(key) {
             eventLoop.execute { handler.value.0.fillEnded(parking: parking, context: handler.value.1) }
         }
-        guard waiting else {
-            // The first of them: its fill starts here, at once, and the request goes to the responder (which joins
-            // the fill and renders the playlist). Those arriving meanwhile find the fill and park, rather than
-            // each going to the responder too while its task gets going.
-            if components.cache.startFill(key) { components.metrics.blockingReloadStarted() }
-            return false
-        }
+        guard waiting else { return false }
         parkings = parking
         reading = .parked(head, request, ended: false, since: .now)
         connection.eventLoopAnswerStarted(closing: request.closes)

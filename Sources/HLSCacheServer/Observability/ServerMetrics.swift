@@ -31,9 +31,9 @@ final class ServerMetrics: Sendable {
     private let fleetReadAheadReceived: CoreMetrics.Counter
     /// `hlscache_parked_requests_total`: LL-HLS blocking reloads that waited on the event loop for a fill in flight.
     private let parkedRequests: CoreMetrics.Counter
-    /// `hlscache_blocking_reload_fills_started_total`: LL-HLS blocking reloads whose fill the event loop started
-    /// before handing the request to the responder.
-    private let blockingReloadFills: CoreMetrics.Counter
+    /// `hlscache_event_loop_fill_starts_total`: misses whose fill the event loop started before handing the request
+    /// to the responder.
+    private let eventLoopFillStarts: CoreMetrics.Counter
     private let requestDuration: CoreMetrics.Timer
     private let eventLoopHits: [HitBodyKind: CoreMetrics.Counter]
     private let servedTotal = Atomic<Int64>(0)
@@ -75,8 +75,7 @@ final class ServerMetrics: Sendable {
         fleetReadAheadReceived = CoreMetrics.Counter(
             label: "hlscache_fleet_read_ahead_received_total", factory: factory)
         parkedRequests = CoreMetrics.Counter(label: "hlscache_parked_requests_total", factory: factory)
-        blockingReloadFills = CoreMetrics.Counter(
-            label: "hlscache_blocking_reload_fills_started_total", factory: factory)
+        eventLoopFillStarts = CoreMetrics.Counter(label: "hlscache_event_loop_fill_starts_total", factory: factory)
         requestDuration = CoreMetrics.Timer(
             label: "hlscache_request_duration_seconds", preferredDisplayUnit: .seconds, factory: factory)
     }
@@ -106,10 +105,9 @@ final class ServerMetrics: Sendable {
         parkedRequests.increment()
     }
 
-    /// Counts a blocking playlist reload whose fill the event loop started
-    /// (`hlscache_blocking_reload_fills_started_total`).
-    func blockingReloadStarted() {
-        blockingReloadFills.increment()
+    /// Counts a miss whose fill the event loop started (`hlscache_event_loop_fill_starts_total`).
+    func eventLoopFillStarted() {
+        eventLoopFillStarts.increment()
     }
 
     /// Counts an admin purge request by result: `ok`, `unauthorized`, `forbidden` or `invalid`.

@@ -35,12 +35,20 @@ struct EntryWriter {
 
     /// Appends body bytes.
     /// - Throws: ``PartialWriteError`` saying how many of the bytes reached the file.
-    mutating func append(_ chunk: [UInt8]) throws(PartialWriteError) {
+    mutating func append(_ chunk: ArraySlice<UInt8>) throws(PartialWriteError) {
         let offset = headerLength + bodyBytes
         let operations = file.operations
         let descriptor = file.descriptor
         do throws(PartialWriteError) {
-            try operations.writeAll(descriptor, chunk, at: offset)
+            var failure: PartialWriteError?
+            chunk.withUnsafeBytes { bytes in
+                do throws(PartialWriteError) {
+                    try operations.writeAll(descriptor, bytes, at: offset)
+                } catch {
+                    failure = error
+                }
+            }
+            if let failure { throw failure }
             bodyBytes += Int64(chunk.count)
         } catch {
             bodyBytes += Int64(error.written)

@@ -21,6 +21,9 @@ struct CacheState: Sendable {
     var flights: [EntryDigest: Flight] = [:]
     /// What to call when the fill in flight for a digest ends (``SegmentCache/whenFillEnds(_:_:)``).
     var fillEndCallbacks: [EntryDigest: [@Sendable () -> Void]] = [:]
+    /// Fills started ahead of the request they are for (``SegmentCache/startFill(_:)``), not yet claimed by it: the
+    /// first fetch that joins one is its leader, counted as the miss.
+    var startedAhead: Set<EntryDigest> = []
     /// Entries being unlinked by eviction or invalidation, with their sizes; a fill of one waits before
     /// publishing. Their bytes still count against the bound until the unlink is done, so the files on
     /// disk never exceed it either.
