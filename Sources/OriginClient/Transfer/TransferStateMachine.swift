@@ -28,7 +28,7 @@ struct TransferStateMachine {
         /// The fetching task waits for the head; the worker runs the transfer.
         case awaitingHead(HeadContinuation)
         /// The head was handed over; the body flows.
-        case streaming(Body)
+        case streaming
         /// Nothing more will be delivered: `nil` after a clean end, else the error to report.
         case closed(OriginError?)
     }
@@ -49,6 +49,8 @@ struct TransferStateMachine {
     /// The requested URL, for errors the machine makes itself.
     let url: String
     private var state: State = .idle
+    /// The body while ``State/streaming`` (kept beside the state, not in it, so that it changes in place).
+    private var body = Body()
     /// Whether the worker has finished with this transfer (so cancelling need not tell it).
     private var workerFinished = false
 
@@ -60,7 +62,7 @@ struct TransferStateMachine {
 
     /// Bytes currently buffered, waiting for the consumer.
     var bufferedBytes: Int {
-        if case .streaming(let body) = state { return body.bufferedBytes }
+        if case .streaming = state { return body.bufferedBytes }
         return 0
     }
 
@@ -103,9 +105,12 @@ struct TransferStateMachine {
         case .awaitingHead(let continuation):
             state = .closed(error)
             return .failHead(continuation, error, abortWorker: !workerFinished)
-        case .streaming(let body):
+        case .streaming:
             state = .closed(error)
-            return .failBody(body.waiter, error, droppedBytes: body.bufferedBytes, abortWorker: !workerFinished)
+            let waiter = body.waiter
+            let dropped = body.bufferedBytes
+            body = Body()
+            return .failBody(waiter, error, droppedBytes: dropped, abortWorker: !workerFinished)
         case .closed:
             return .none
         }
@@ -127,11 +132,9 @@ struct TransferStateMachine {
     /// The consumer asks for the next chunk without waiting.
     mutating func pollChunk() -> PollAction {
         switch state {
-        case .streaming(var body):
+        case .streaming:
             if !body.chunks.isEmpty {
-                state = .idle  // the body's arrays are this copy's alone while it changes
-                let (chunk, resume) = takeChunk(&body)
-                state = .streaming(body)
+                let (chunk, resume) = takeChunk()
                 return .chunk(chunk, requestResume: resume)
             }
             switch body.end {
@@ -139,9 +142,11 @@ struct TransferStateMachine {
                 return .wait
             case .finished:
                 state = .closed(nil)
+                body = Body()
                 return .end
             case .failed(let error):
                 state = .closed(error)
+                body = Body()
                 return .fail(error)
             }
         case .closed(let error):
@@ -156,12 +161,11 @@ struct TransferStateMachine {
     /// The body has one reader: a second task waiting at the same time gets an error instead.
     mutating func waitForChunk(_ continuation: ChunkContinuation) -> PollAction {
         let action = pollChunk()
-        if case .wait = action, case .streaming(var body) = state {
+        if case .wait = action, case .streaming = state {
             guard body.waiter == nil else {
                 return .fail(.invalidRequest(url: url, reason: "the body is read by two tasks at once"))
             }
             body.waiter = continuation
-            state = .streaming(body)
         }
         return action
     }
@@ -178,15 +182,16 @@ struct TransferStateMachine {
     mutating func receiveHead(_ head: ResponseHead) -> HeadAction {
         switch state {
         case .awaitingHead(let continuation):
-            state = .streaming(Body())
+            state = .streaming
+            body = Body()
             return .resume(continuation, head)
         case .idle, .streaming, .closed:
             return .abort
         }
     }
 
-    /// The first buffered chunk, and whether taking it should unpause curl.
-    private func takeChunk(_ body: inout Body) -> ([UInt8], requestResume: Bool) {
+    /// Takes the first buffered chunk; returns it and whether taking it should unpause curl.
+    private mutating func takeChunk() -> ([UInt8], requestResume: Bool) {
         let chunk = body.chunks.removeFirst()
         body.bufferedBytes -= chunk.count
         let resume = body.paused && !body.resumeRequested && body.bufferedBytes <= limit / 2
@@ -211,14 +216,12 @@ struct TransferStateMachine {
     ///   - expectedRemaining: how many bytes are still to come, these included, when known: a new chunk reserves
     ///     no more room than that.
     mutating func receiveChunk(_ bytes: UnsafeRawBufferPointer, expectedRemaining: Int? = nil) -> ChunkAction {
-        guard case .streaming(var body) = state else { return .abort }
+        guard case .streaming = state else { return .abort }
         if body.bufferedBytes > 0, body.bufferedBytes + bytes.count > limit {
             body.paused = true
             body.resumeRequested = false
-            state = .streaming(body)
             return .pause
         }
-        state = .idle  // the body's arrays are this copy's alone while they grow
         if let last = body.chunks.indices.last, body.chunks[last].count + bytes.count <= chunkCapacity {
             body.chunks[last].append(contentsOf: bytes)
         } else {
@@ -228,28 +231,23 @@ struct TransferStateMachine {
             body.chunks.append(chunk)
         }
         body.bufferedBytes += bytes.count
-        let forReader = body.waiter != nil
-        state = .streaming(body)
-        return forReader ? .bufferedForReader(bytes.count) : .buffered(bytes.count)
+        return body.waiter != nil ? .bufferedForReader(bytes.count) : .buffered(bytes.count)
     }
 
     /// The worker has finished a round of callbacks: the first buffered chunk for the reader that waits, if both
     /// are there, and whether taking it should unpause curl.
     mutating func handOver() -> (ChunkContinuation, [UInt8], requestResume: Bool)? {
-        guard case .streaming(var body) = state, let waiter = body.waiter, !body.chunks.isEmpty else { return nil }
-        state = .idle
+        guard case .streaming = state, let waiter = body.waiter, !body.chunks.isEmpty else { return nil }
         body.waiter = nil
-        let (chunk, resume) = takeChunk(&body)
-        state = .streaming(body)
+        let (chunk, resume) = takeChunk()
         return (waiter, chunk, resume)
     }
 
     /// The worker is about to unpause curl; returns whether the transfer is still wanted.
     mutating func prepareResume() -> Bool {
-        guard case .streaming(var body) = state else { return false }
+        guard case .streaming = state else { return false }
         body.paused = false
         body.resumeRequested = false
-        state = .streaming(body)
         return true
     }
 
@@ -273,13 +271,11 @@ struct TransferStateMachine {
             if case .failed(let failure) = outcome { error = failure }
             state = .closed(error)
             return .failHead(continuation, error)
-        case .streaming(var body):
+        case .streaming:
             if let waiter = body.waiter, !body.chunks.isEmpty {
-                state = .idle
                 body.waiter = nil
                 body.end = outcome
-                let (chunk, _) = takeChunk(&body)
-                state = .streaming(body)
+                let (chunk, _) = takeChunk()
                 return .handOver(waiter, chunk)
             }
             if let waiter = body.waiter {
@@ -287,10 +283,10 @@ struct TransferStateMachine {
                 case .finished: state = .closed(nil)
                 case .failed(let error): state = .closed(error)
                 }
+                body = Body()
                 return .endBody(waiter, outcome)
             }
             body.end = outcome
-            state = .streaming(body)
             return .none
         case .closed:
             return .none
