@@ -233,19 +233,14 @@ struct ServeCommand: AsyncParsableCommand {
             throw ExitCode(70)
         }
         do {
-            try await server.run(onStopped: {
-                ExitWatchdog.arm(after: 3)
-                ExitWatchdog.enter(.releasingServer)
-            })
+            try await server.run()
         } catch {
             LineLogHandler.flush()
             throw error
         }
-        ExitWatchdog.enter(.flushingLog)
         LineLogHandler.flush()
         // Everything is written (the cache index, the logs): leave without running exit handlers,
         // which libraries' threads could hold up past the shutdown grace the operator was promised.
-        ExitWatchdog.enter(.flushingStandardIO)
         fflush(nil)
         _exit(0)
     }

@@ -1,4 +1,3 @@
-import Foundation
 import HTTPTypes
 import NIOCore
 import NIOHTTP1
@@ -79,60 +78,6 @@ extension Answer {
         case .stream: return nil  // never planned here; the responder streams
         }
         self = answer
-    }
-}
-
-extension Answer {
-    /// The key of the fill `request` can wait for on the event loop: an LL-HLS blocking playlist reload (GET, no
-    /// range) whose answer will be a rendering, the same key a fill is then in flight for (the caller checks). Its
-    /// answer, once that fill ends, is then a hit like any other.
-    static func joinableFill(of request: HitRequest, components: ServerComponents) -> CacheKey? {
-        guard request.method == .get, request.range == nil, BlockingReload.isBlockingReload(request.target),
-            case .origin(let resolved) = RequestResolution(
-                method: request.method, target: request.target, range: nil, via: request.via,
-                isReadAhead: request.isReadAhead, components: components),
-            !resolved.isReadAhead, !resolved.asStored
-        else { return nil }
-        return resolved.key
-    }
-}
-
-extension Answer {
-    /// The key the responder will fetch for `request` when the hit path left it a miss: a GET of an origin object
-    /// (not a fleet child's request for a stored copy, not a read-ahead). The caller starts its fill unless one is
-    /// in flight or the cache holds an entry of it (whose fate, stale or not, is the responder's to decide).
-    static func fillToStart(for request: HitRequest, components: ServerComponents) -> CacheKey? {
-        guard request.method == .get,
-            case .origin(let resolved) = RequestResolution(
-                method: request.method, target: request.target, range: request.range, via: request.via,
-                isReadAhead: request.isReadAhead, components: components),
-            !resolved.isReadAhead, !resolved.asStored
-        else { return nil }
-        return resolved.key
-    }
-
-    /// The key and version of the playlist `request` asks for when its fresh copy is published but its rendering
-    /// is not kept yet (its fill just ended; the request that started it is rendering it): what a parked request
-    /// waits for next, rather than go to the responder and render it again. Counts no hit.
-    static func pendingRendering(
-        of request: HitRequest, components: ServerComponents
-    ) -> (key: CacheKey, fetchedAt: Date)? {
-        guard
-            case .origin(let resolved) = RequestResolution(
-                method: request.method, target: request.target, range: request.range, via: request.via,
-                isReadAhead: request.isReadAhead, components: components),
-            !resolved.isReadAhead, !resolved.asStored
-        else { return nil }
-        var version: Date?
-        _ = components.cache.publishedResponse(for: resolved.key) { metadata in
-            if (200..<300).contains(metadata.status), metadata.objectKind.isManifest,
-                components.memory.playlists.rendering(of: resolved.key, fetchedAt: metadata.fetchedAt) == nil
-            {
-                version = metadata.fetchedAt
-            }
-            return false
-        }
-        return version.map { (resolved.key, $0) }
     }
 }
 

@@ -135,9 +135,9 @@ final class LogOutput: Sendable {
 }
 
 /// Log timestamps, `2026-11-21T03:05:01.537Z` (ISO 8601, UTC, milliseconds), made without a formatter.
-public enum LogTimestamp {
+enum LogTimestamp {
     /// The time now.
-    public static func now() -> String {
+    static func now() -> String {
         let now = Date().timeIntervalSince1970
         var seconds = time_t(now.rounded(.down))
         let milliseconds = min(999, Int((now - now.rounded(.down)) * 1000))

@@ -34,13 +34,9 @@ public struct HLSCacheServer: Sendable {
     }
 
     /// Serves until SIGTERM or SIGINT, then drains and closes.
-    /// - Parameters:
-    ///   - onListening: called with the bound port once the server accepts connections.
-    ///   - onStopped: called once the server has stopped and said so, before `run()` returns.
+    /// - Parameter onListening: called with the bound port once the server accepts connections.
     /// - Throws: when the address cannot be bound.
-    public func run(
-        onListening: @escaping @Sendable (Int) async -> Void = { _ in }, onStopped: () -> Void = {}
-    ) async throws {
+    public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         let configuration = components.configuration
         let logger = components.logger
         let components = components
@@ -108,7 +104,6 @@ public struct HLSCacheServer: Sendable {
             logger.warning("the origin client threads did not stop within 2 s")
         }
         logger.info("hlscache stopped", metadata: ["cache_entries": "\(components.cache.statistics.entries)"])
-        onStopped()
     }
 }
 
