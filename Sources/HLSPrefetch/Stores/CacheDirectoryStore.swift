@@ -45,7 +45,17 @@ struct CacheDirectoryStore: PrefetchStore {
         } catch {
             throw FetchFailure(status: nil, description: "\(error)")
         }
+        // Counted once it is in the cache, not once its bytes went by: the fill publishes (syncs and renames) its
+        // entry after the body's end, and a run killed meanwhile would lose an object it said it had.
+        await publication(of: key)
         return response.disposition == .hit ? .present(bytes: bytes) : .fetched(bytes: bytes)
+    }
+
+    /// Returns once no fill of `key` is in flight: its entry is published (or the fill failed, or passed through).
+    private func publication(of key: CacheKey) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            if !origin.cache.whenFillEnds(key, { continuation.resume() }) { continuation.resume() }
+        }
     }
 
     func close() async {

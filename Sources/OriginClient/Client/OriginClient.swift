@@ -45,8 +45,8 @@ public final class OriginClient: OriginFetching, Sendable {
 
     /// Body bytes received from origins and not yet read, over all transfers.
     ///
-    /// Bounded by about ``OriginClientConfiguration/maxBufferedBytesPerTransfer`` (plus one chunk of at most
-    /// 16 KiB, as curl delivers them) per transfer in progress.
+    /// Bounded by about ``OriginClientConfiguration/maxBufferedBytesPerTransfer`` (plus one write of curl's, at most
+    /// its 256 KiB receive buffer) per transfer in progress.
     public var bufferedBytes: Int {
         worker.counters.bufferedBytes.load(ordering: .relaxed)
     }

@@ -9,7 +9,7 @@
 ///
 /// Bytes for a reader that waits are not handed over from inside curl's write callback: the worker hands them
 /// over with ``handOver()`` once its round of callbacks is done, so that a reader wakes once per round with all
-/// of the round's bytes, not once per write callback (curl writes 16 KiB at a time).
+/// of the round's bytes, not once per write callback.
 struct TransferStateMachine {
     typealias HeadContinuation = CheckedContinuation<ResponseHead, any Error>
     typealias ChunkContinuation = CheckedContinuation<[UInt8]?, any Error>
