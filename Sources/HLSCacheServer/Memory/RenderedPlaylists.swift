@@ -170,6 +170,8 @@ final class RenderedPlaylists: Sendable {
             if state.waiting.count >= Self.maxWaitingKeys {
                 state.waiting = state.waiting.filter { $0.value.contains { $0.until > now } }
             }
+            // Those of this key that gave up are dropped here too: each holds its connection's handler.
+            state.waiting[key, default: []].removeAll { $0.until <= now }
             state.waiting[key, default: []].append((now + patience, callback))
             return true
         }
