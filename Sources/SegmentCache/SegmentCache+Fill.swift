@@ -72,7 +72,7 @@ extension SegmentCache {
         }
         flight.finished()
         if let writer {
-            await publish(writer, of: flight, sync: response.durable ? configuration.sync : .never)
+            await publish(writer, of: flight)
         } else {
             counters.passThroughFills.increment()
         }
@@ -138,8 +138,8 @@ extension SegmentCache {
         }
     }
 
-    /// Seals the complete temporary file (synced as `sync` says), makes room, and renames it into place.
-    private func publish(_ writer: EntryWriter, of flight: Flight, sync: SyncPolicy) async {
+    /// Seals the complete temporary file, makes room, and renames it into place.
+    private func publish(_ writer: EntryWriter, of flight: Flight) async {
         let key = flight.key
         let digest = flight.digest
         guard !flight.isInvalidated else {
@@ -148,7 +148,7 @@ extension SegmentCache {
             return
         }
         do throws(SystemError) {
-            try writer.seal(sync: sync)
+            try writer.seal(sync: configuration.sync)
         } catch {
             writer.discard()
             reportDiskError(error, key: key)

@@ -183,7 +183,6 @@ struct OriginObjectSource: ObjectSource {
         metrics.countOriginBytes(bytes.count)
         let now = Date()
         var expiry: Date
-        var isLive = false
         if kind == .dashManifest {
             do throws(MPDError) {
                 let mpd = try MPDManifest.parse(bytes, url: key.url)
@@ -199,7 +198,6 @@ struct OriginObjectSource: ObjectSource {
             do throws(PlaylistError) {
                 let playlist = try Playlist(parsing: bytes, limits: parseLimits)
                 expiry = freshness.expiry(of: playlist, directives: directives, now: now)
-                isLive = playlist.isLive
                 if !BlockingReload.isBlockingReload(key.url) {
                     deadlines.note(key.url, livePeriod: playlist.isLive ? Double(playlist.targetDuration ?? 6) : nil)
                 }
@@ -222,10 +220,6 @@ struct OriginObjectSource: ObjectSource {
             body: SourceBody(chunks: [bytes])
         )
         answer.baseURL = baseURL(of: response)
-        // A live HLS playlist is never served more than three target durations after its fetch (a power loss's
-        // zeros would not parse anyway): no fdatasync before it is published, so that the requests waiting for
-        // its fill (LL-HLS blocking reloads) are answered sooner.
-        answer.durable = !isLive
         return answer
     }
 

@@ -30,11 +30,6 @@ public struct SourceResponse: Sendable {
     public var baseURL: String?
     /// The body's chunks as they arrive; throws if the transfer fails.
     public var body: SourceBody
-    /// Whether the entry must survive a power loss, as ``SegmentCache/Configuration/sync`` says (the default).
-    /// `false` for an object nobody serves long after it was fetched (a live playlist: fresh for half a target
-    /// duration, stale for at most three): it is published without `fdatasync`, sooner. A process crash still
-    /// leaves it complete; a power loss may leave it holding zeros, which no parser takes for a playlist.
-    public var durable = true
 
     /// Creates a response.
     /// - Parameters:

@@ -23,8 +23,6 @@ final class FakeOrigin: ObjectSource {
         var chunkGate: Gate?
         /// Throw ``FakeOriginError`` instead of answering.
         var failBeforeHead = false
-        /// ``SourceResponse/durable``.
-        var durable = true
     }
 
     private struct State {
@@ -85,7 +83,7 @@ final class FakeOrigin: ObjectSource {
             }
             continuation.onTermination = { _ in task.cancel() }
         }
-        var response = SourceResponse(
+        return SourceResponse(
             status: behaviour.status,
             cacheable: behaviour.cacheable,
             contentType: "video/mp2t",
@@ -95,8 +93,6 @@ final class FakeOrigin: ObjectSource {
             expiry: behaviour.expiry,
             body: SourceBody(chunks)
         )
-        response.durable = behaviour.durable
-        return response
     }
 }
 

@@ -19,7 +19,6 @@ final class FaultyFileOperations: FileOperations {
     private let real = PosixFileOperations()
     private let faults = Mutex(Faults())
     private let written = Atomic<Int>(0)
-    private let synchronizations = Atomic<Int>(0)
 
     init() {}
 
@@ -61,13 +60,7 @@ final class FaultyFileOperations: FileOperations {
 
     func size(of descriptor: CInt) throws(SystemError) -> Int64 { try real.size(of: descriptor) }
 
-    func synchronize(_ descriptor: CInt) throws(SystemError) {
-        synchronizations.add(1, ordering: .relaxed)
-        try real.synchronize(descriptor)
-    }
-
-    /// How many times data was synced (`fdatasync`) through the layer.
-    var synchronizeCount: Int { synchronizations.load(ordering: .relaxed) }
+    func synchronize(_ descriptor: CInt) throws(SystemError) { try real.synchronize(descriptor) }
 
     func rename(_ source: String, to destination: String) throws(SystemError) {
         if let code = faults.withLock({ $0.failRename }) {
