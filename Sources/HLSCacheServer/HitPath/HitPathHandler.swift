@@ -69,8 +69,12 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 reading = .answered
                 connection.eventLoopAnswerStarted(closing: request.closes)
                 send(answer, closing: request.closes, context: context)
-            } else if !park(head, request, context: context) {
-                startFill(request)
+            } else {
+                // A miss: its fill starts here, so that the origin request leaves now, not once the responder's task
+                // runs (the responder joins it); a blocking reload waits here for it instead of in the responder.
+                let key = Answer.fillToStart(for: request, components: components)
+                if let key, Answer.mayPark(request), park(head, request, key: key, context: context) { return }
+                if let key, components.cache.startFill(key) { components.metrics.eventLoopFillStarted() }
                 forward(data, context: context)
             }
         case (.parked(let head, let request, false, let since), .end):
@@ -98,27 +102,18 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireChannelRead(data)
     }
 
-    /// Starts the fill of a miss about to go to the responder, so that the origin request leaves now, not once the
-    /// responder's task runs (the responder joins it). For a blocking reload, those arriving meanwhile find the
-    /// fill and park, rather than each going to the responder too.
-    private func startFill(_ request: HitRequest) {
-        guard let key = Answer.fillToStart(for: request, components: components) else { return }
-        if components.cache.startFill(key) { components.metrics.eventLoopFillStarted() }
-    }
-
-    /// Parks a blocking playlist reload whose fill is in flight: it waits here, on the event loop, instead of in a
-    /// task of the responder, and is answered by the hit path when the fill ends (a thousand LL-HLS players asking
-    /// for the same part cost a thousand hits, not a thousand responder answers). `false`: not such a request.
-    private func park(_ head: HTTPRequestHead, _ request: HitRequest, context: ChannelHandlerContext) -> Bool {
-        guard let key = Answer.joinableFill(of: request, components: components) else { return false }
-        let handler = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        let eventLoop = context.eventLoop
+    /// Parks a blocking playlist reload whose fill (of `key`) is in flight: it waits here, on the event loop, instead
+    /// of in a task of the responder, and is answered by the hit path when the fill ends (a thousand LL-HLS players
+    /// asking for the same part cost a thousand hits, not a thousand responder answers). `false`: no fill in flight
+    /// (the caller starts one, and those arriving meanwhile park on it).
+    private func park(
+        _ head: HTTPRequestHead, _ request: HitRequest, key: CacheKey, context: ChannelHandlerContext
+    ) -> Bool {
         let parking = parkings + 1
         awaitingRendering = false
-        let waiting = components.cache.whenFillEnds(key) {
-            eventLoop.execute { handler.value.0.fillEnded(parking: parking, context: handler.value.1) }
+        guard components.cache.whenFillEnds(key, wake(parking: parking, key: key, context: context)) else {
+            return false
         }
-        guard waiting else { return false }
         parkings = parking
         reading = .parked(head, request, ended: false, since: .now)
         connection.eventLoopAnswerStarted(closing: request.closes)
@@ -126,9 +121,17 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
         return true
     }
 
+    /// What wakes parked request number `parking` (from any thread): ``fillEnded(parking:key:context:)`` on the
+    /// event loop.
+    private func wake(parking: Int, key: CacheKey, context: ChannelHandlerContext) -> @Sendable () -> Void {
+        let handler = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        let eventLoop = context.eventLoop
+        return { eventLoop.execute { handler.value.0.fillEnded(parking: parking, key: key, context: handler.value.1) } }
+    }
+
     /// The fill a parked request waited for has ended: a hit now is answered here; anything else (the fill failed,
     /// the rendering is not made yet) goes to Hummingbird, which answers it as it answers any request.
-    private func fillEnded(parking: Int, context: ChannelHandlerContext) {
+    private func fillEnded(parking: Int, key: CacheKey, context: ChannelHandlerContext) {
         guard parking == parkings, case .parked(_, let request, let ended, let since) = reading else { return }
         guard context.channel.isActive else {
             // The player left meanwhile: nothing to answer.
@@ -138,7 +141,7 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
         var answer = Answer(hitFor: request, components: components, canSendFile: true, arrivedAt: since)
         if answer == nil, !awaitingRendering {
-            if awaitRendering(of: request, parking: parking, context: context) { return }
+            if awaitRendering(of: key, parking: parking, context: context) { return }
             // Nothing to wait for, or the rendering was kept just now.
             answer = Answer(hitFor: request, components: components, canSendFile: true, arrivedAt: since)
         }
@@ -157,14 +160,10 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// Keeps a parked request waiting once more when its playlist is published but not rendered yet (the request
     /// that started the fill is rendering it): it is answered when the rendering is kept, or goes to the
     /// responder after ``renderingPatienceMilliseconds``. `false`: nothing to wait for.
-    private func awaitRendering(of request: HitRequest, parking: Int, context: ChannelHandlerContext) -> Bool {
-        guard let (key, fetchedAt) = Answer.pendingRendering(of: request, components: components) else { return false }
+    private func awaitRendering(of key: CacheKey, parking: Int, context: ChannelHandlerContext) -> Bool {
+        guard let fetchedAt = Answer.pendingRendering(of: key, components: components) else { return false }
         awaitingRendering = true
-        let handler = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        let eventLoop = context.eventLoop
-        let wake = { @Sendable in
-            eventLoop.execute { handler.value.0.fillEnded(parking: parking, context: handler.value.1) }
-        }
+        let wake = wake(parking: parking, key: key, context: context)
         guard
             components.memory.playlists.whenKept(
                 key, fetchedAt: fetchedAt, patience: .milliseconds(Self.renderingPatienceMilliseconds), wake)
@@ -173,9 +172,7 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
             wake()
             return true
         }
-        eventLoop.scheduleTask(in: .milliseconds(Self.renderingPatienceMilliseconds)) {
-            handler.value.0.fillEnded(parking: parking, context: handler.value.1)
-        }
+        context.eventLoop.scheduleTask(in: .milliseconds(Self.renderingPatienceMilliseconds), wake)
         return true
     }
 

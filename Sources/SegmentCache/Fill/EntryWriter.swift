@@ -40,15 +40,7 @@ struct EntryWriter {
         let operations = file.operations
         let descriptor = file.descriptor
         do throws(PartialWriteError) {
-            var failure: PartialWriteError?
-            chunk.withUnsafeBytes { bytes in
-                do throws(PartialWriteError) {
-                    try operations.writeAll(descriptor, bytes, at: offset)
-                } catch {
-                    failure = error
-                }
-            }
-            if let failure { throw failure }
+            try operations.writeAll(descriptor, chunk, at: offset)
             bodyBytes += Int64(chunk.count)
         } catch {
             bodyBytes += Int64(error.written)

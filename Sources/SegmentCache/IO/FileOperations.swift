@@ -68,15 +68,18 @@ extension FileOperations {
 
     /// Writes all of `bytes` at `offset`.
     /// - Throws: ``PartialWriteError`` carrying how many bytes were written before the failure.
-    func writeAll(_ descriptor: CInt, _ bytes: [UInt8], at offset: Int64) throws(PartialWriteError) {
+    func writeAll(
+        _ descriptor: CInt, _ bytes: some RandomAccessCollection<UInt8>, at offset: Int64
+    ) throws(PartialWriteError) {
         var failure: PartialWriteError?
-        bytes.withUnsafeBytes { buffer in
+        let contiguous: Void? = bytes.withContiguousStorageIfAvailable { buffer in
             do throws(PartialWriteError) {
-                try writeAll(descriptor, buffer, at: offset)
+                try writeAll(descriptor, UnsafeRawBufferPointer(buffer), at: offset)
             } catch {
                 failure = error
             }
         }
+        if contiguous == nil { try writeAll(descriptor, Array(bytes), at: offset) }
         if let failure { throw failure }
     }
 
