@@ -32,11 +32,12 @@ public struct SystemCacheClock: CacheClock {
 }
 
 extension Date {
-    /// Milliseconds since 1970, the unit of the entry header's times (to the nearest, so that a date made by
-    /// ``init(millisecondsSince1970:)`` gives back its own count).
+    /// Milliseconds since 1970, the unit of the entry header's times: rounded down, so a stored expiry is never
+    /// later than the real one (an answer fresh for 0 s is stale at once, not for half a millisecond more). A
+    /// microsecond's allowance lets a date made by ``init(millisecondsSince1970:)`` give back its own count.
     /// Saturates at `Int64`'s bounds (a date no clock reaches), so a far-future expiry cannot trap.
     var millisecondsSince1970: Int64 {
-        let milliseconds = (timeIntervalSince1970 * 1000).rounded()
+        let milliseconds = (timeIntervalSince1970 * 1000 + 0.001).rounded(.down)
         guard milliseconds.isFinite else { return milliseconds > 0 ? .max : .min }
         guard milliseconds < 9.2e18 else { return .max }
         guard milliseconds > -9.2e18 else { return .min }

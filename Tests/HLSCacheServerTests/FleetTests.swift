@@ -182,11 +182,12 @@ struct ShieldTests {
         defer { origin.stop() }
         let parent = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1"])
         let edge = try await ServerProcess.start(arguments: ["--parent", parent.url("/")])
-        // The parent's copy is fresh for 1 s (half the 2 s target duration); asked again at once, it has less than a
-        // second left: max-age=0.
+        // The parent's copy is fresh for 1 s (half the 2 s target duration); whether the edge's fill finds it in the
+        // parent's cache or (on a slow machine, past that second) makes the parent fetch it again, it has less than a
+        // second left when the parent answers: max-age=0.
         #expect(try await TestHTTP.get(parent.proxied(origin.url("/live/index.m3u8"))).status == 200)
         let first = try await TestHTTP.get(edge.proxied(origin.url("/live/index.m3u8")))
-        #expect(first.header("x-cache") == "MISS" && first.header("x-cache-parent") == "HIT")
+        #expect(first.header("x-cache") == "MISS" && first.header("x-cache-parent") != nil)
         let second = try await TestHTTP.get(edge.proxied(origin.url("/live/index.m3u8")))
         #expect(second.header("x-cache") != "HIT", "the edge kept the parent's copy fresh for a full refresh period")
         await edge.stop()

@@ -43,6 +43,19 @@ struct EntryHeaderTests {
         #expect(try #require(EntryHeader(decoding: bytes)).metadata.expiry == nil)
     }
 
+    @Test("a stored time is rounded down, so an answer fresh for 0 s is stale at once; whole milliseconds round-trip")
+    func storedTimesNeverRunLate() throws {
+        for fraction in [0.000_4, 0.000_6, 0.000_999] {
+            let expiry = Date(timeIntervalSince1970: 1_750_000_000.123 + fraction)
+            let stored = try #require(EntryHeader.decodedExpiry(EntryHeader.encodedExpiry(expiry)))
+            #expect(stored <= expiry, "\(fraction)")
+            #expect(expiry.timeIntervalSince(stored) < 0.001, "\(fraction)")
+        }
+        for milliseconds: Int64 in [0, 1, 1_750_000_000_123, 1_750_000_000_999, 4_102_444_800_001] {
+            #expect(Date(millisecondsSince1970: milliseconds).millisecondsSince1970 == milliseconds)
+        }
+    }
+
     @Test func indexSnapshotRoundTripsAndRejectsCorruption() throws {
         let entries = (0..<3).map {
             ScannedEntry(digest: EntryDigest(CacheKey(url: "https://o/\($0)")), size: Int64($0 * 100), lastAccess: 7)
