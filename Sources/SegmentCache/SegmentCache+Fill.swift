@@ -258,16 +258,28 @@ extension SegmentCache {
     /// miss, ``CacheResponse/Disposition/miss``), the others joined, as if that fetch had started it. Nothing is started when a fill of `key` is in flight, when this cache
     /// knows an entry of `key` (fresh or not: what to do with it is the fetching caller's decision), or when it is
     /// closed.
+    ///
+    /// The fill's task starts at once on the caller's thread (`Task.immediate`) and runs there until it first
+    /// waits, for the origin's answer: the origin request is handed to the origin client before this returns,
+    /// with no wait for a thread of the concurrency pool. Call it from no lock.
     /// - Parameter key: the object.
     /// - Returns: whether a fill was started.
     public func startFill(_ key: CacheKey) -> Bool {
         let digest = EntryDigest(key)
-        let started = withState { state in
-            guard state.flights[digest] == nil, !state.isClosed, !state.index.contains(digest) else { return false }
-            _ = startFill(key, digest: digest, in: &state)
+        let started = withState { state -> (Flight, UInt64)? in
+            guard state.flights[digest] == nil, !state.isClosed, !state.index.contains(digest) else { return nil }
+            let (flight, id) = makeFlight(key, digest: digest, in: &state)
             state.startedAhead.insert(digest)
-            return true
+            state.startingFills.insert(id)
+            return (flight, id)
         }
-        return started
+        guard let (flight, id) = started else { return false }
+        // Outside the lock: the fill takes it.
+        let task = Task.immediate { [self] in await runFill(flight, id: id) }
+        withState { state in
+            // Recorded unless it has ended already; `close()` waits for it either way.
+            if state.startingFills.remove(id) != nil { state.fillTasks[id] = task }
+        }
+        return true
     }
 }

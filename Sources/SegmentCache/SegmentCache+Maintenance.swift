@@ -56,23 +56,34 @@ extension SegmentCache {
     /// leave its objects published (the prefetch command) calls this before ``close()``.
     public func finishFills() async {
         while true {
-            let tasks = withState { Array($0.fillTasks.values) }
-            if tasks.isEmpty { return }
+            let (tasks, starting) = withState { (Array($0.fillTasks.values), !$0.startingFills.isEmpty) }
+            if tasks.isEmpty, !starting { return }
             for task in tasks { await task.value }
+            if starting { await Self.waitForStartingFills() }
         }
+    }
+
+    /// A fill being started is recorded within microseconds, by the thread starting it.
+    private static func waitForStartingFills() async {
+        try? await Task.sleep(for: .milliseconds(1))
     }
 
     /// Stops the cache: cancels the fills in flight (their readers' streams fail) and waits for them,
     /// writes last-access times to the entries and the index snapshot the next open reads, and releases
     /// the instance lock. Later fetches throw. Idempotent.
     public func close() async {
-        let tasks = withState { state in
-            state.isClosed = true
-            state.releaseAllOpen()
-            return Array(state.fillTasks.values)
+        // Fills being started when the cache closes are recorded after this first look: look until none is left.
+        while true {
+            let (tasks, starting) = withState { state in
+                state.isClosed = true
+                state.releaseAllOpen()
+                return (Array(state.fillTasks.values), !state.startingFills.isEmpty)
+            }
+            if tasks.isEmpty, !starting { break }
+            for task in tasks { task.cancel() }
+            for task in tasks { await task.value }
+            if starting { await Self.waitForStartingFills() }
         }
-        for task in tasks { task.cancel() }
-        for task in tasks { await task.value }
         persistLastAccess()
         writeSnapshot()
         temporaryArea?.removeLockFile()

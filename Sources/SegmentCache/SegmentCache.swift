@@ -141,15 +141,27 @@ public final class SegmentCache: Sendable {
     /// Creates the flight of `key` and starts the task that fills it; called under the state lock, with no flight of
     /// `key` in `state`.
     func startFill(_ key: CacheKey, digest: EntryDigest, in state: inout CacheState) -> Flight {
+        let (flight, id) = makeFlight(key, digest: digest, in: &state)
+        state.fillTasks[id] = Task { [self] in await runFill(flight, id: id) }
+        return flight
+    }
+
+    /// Creates the flight of `key` and numbers its fill; called under the state lock, with no flight of `key`.
+    func makeFlight(_ key: CacheKey, digest: EntryDigest, in state: inout CacheState) -> (Flight, UInt64) {
         let flight = Flight(key: key) { [self] error in reportDiskError(error, key: key) }
         state.flights[digest] = flight
         let id = state.nextFillID
         state.nextFillID += 1
-        state.fillTasks[id] = Task { [self] in
-            await fill(flight)
-            _ = self.withState { $0.fillTasks.removeValue(forKey: id) }
+        return (flight, id)
+    }
+
+    /// The body of fill task `id`: the fill, then its task's removal from the state.
+    func runFill(_ flight: Flight, id: UInt64) async {
+        await fill(flight)
+        withState { state in
+            // A task started outside the lock may end before it is recorded (``startFill(_:)``).
+            if state.fillTasks.removeValue(forKey: id) == nil { state.startingFills.remove(id) }
         }
-        return flight
     }
 
     /// The most entries a cache keeps open for hits, each holding a descriptor (for the server's descriptor budget).

@@ -122,11 +122,16 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     /// What wakes parked request number `parking` (from any thread): ``fillEnded(parking:key:context:)`` on the
-    /// event loop.
+    /// event loop, in the loop's next batch of wake-ups.
     private func wake(parking: Int, key: CacheKey, context: ChannelHandlerContext) -> @Sendable () -> Void {
         let handler = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         let eventLoop = context.eventLoop
-        return { eventLoop.execute { handler.value.0.fillEnded(parking: parking, key: key, context: handler.value.1) } }
+        let wakeUps = components.wakeUps
+        return {
+            wakeUps.schedule(on: eventLoop) {
+                handler.value.0.fillEnded(parking: parking, key: key, context: handler.value.1)
+            }
+        }
     }
 
     /// The fill a parked request waited for has ended: a hit now is answered here; anything else (the fill failed,

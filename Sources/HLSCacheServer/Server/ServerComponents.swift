@@ -24,6 +24,8 @@ final class ServerComponents: Sendable {
     let observability: Observability
     /// Set on SIGTERM: `/healthz` answers 503 while answers in flight finish.
     let draining = Atomic<Bool>(false)
+    /// Wakes parked requests on their event loops, in batches.
+    let wakeUps = EventLoopWakeUps()
 
     /// The disk cache.
     var cache: SegmentCache { origin.cache }

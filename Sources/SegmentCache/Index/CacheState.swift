@@ -37,6 +37,9 @@ struct CacheState: Sendable {
     var knownRanges: [EntryDigest: ByteRange] = [:]
     /// Fill tasks, cancelled and awaited by `close()`.
     var fillTasks: [UInt64: Task<Void, Never>] = [:]
+    /// Fills whose task is being started outside the lock (``SegmentCache/startFill(_:)``), not yet in
+    /// ``fillTasks``: `close()` waits for them too.
+    var startingFills: Set<UInt64> = []
     var nextFillID: UInt64 = 0
     var isClosed = false
     /// The index came from a snapshot: the janitor's first pass rescans the directory.
