@@ -19,21 +19,34 @@ extension Answer {
         hitFor request: HitRequest, components: ServerComponents, canSendFile: Bool,
         arrivedAt: ContinuousClock.Instant? = nil
     ) {
-        let start = arrivedAt ?? ContinuousClock.now
-        let target = request.target
-        let cors = components.configuration.cors.grant(requestOrigin: request.origin)
         let resolution = RequestResolution(
-            method: request.method, target: target, range: request.range, via: request.via,
+            method: request.method, target: request.target, range: request.range, via: request.via,
             isReadAhead: request.isReadAhead, components: components)
         if case .own(.preflight) = resolution {
             self.init(
                 preflightAsking: request.accessControlRequestHeaders,
                 record: AccessRecord(
-                    method: request.method.rawValue, path: target, id: components.observability.nextRequestID(),
-                    start: start, cors: cors))
+                    method: request.method.rawValue, path: request.target,
+                    id: components.observability.nextRequestID(), start: arrivedAt ?? ContinuousClock.now,
+                    cors: components.configuration.cors.grant(requestOrigin: request.origin)))
             return
         }
-        guard case .origin(let resolved) = resolution, !resolved.isReadAhead else { return nil }
+        guard case .origin(let resolved) = resolution else { return nil }
+        self.init(
+            hitFor: request, resolved: resolved, components: components, canSendFile: canSendFile, arrivedAt: arrivedAt)
+    }
+
+    /// The answer to `request`, already resolved to the origin object `resolved` (a parked request, resolved when it
+    /// arrived), when it is a fresh hit the event loop can send at once, else `nil`; see
+    /// ``init(hitFor:components:canSendFile:arrivedAt:)``.
+    init?(
+        hitFor request: HitRequest, resolved: RequestResolution.OriginRequest, components: ServerComponents,
+        canSendFile: Bool, arrivedAt: ContinuousClock.Instant? = nil
+    ) {
+        guard !resolved.isReadAhead else { return nil }
+        let start = arrivedAt ?? ContinuousClock.now
+        let target = request.target
+        let cors = components.configuration.cors.grant(requestOrigin: request.origin)
         let key = resolved.key
         let isHead = request.method == .head
         // What decides whether the event loop answers is decided here, before the hit is counted, so that a hit

@@ -6,18 +6,21 @@ import SegmentCache
 /// What the hit path does with a request it cannot answer at once: the fill it starts before the responder takes
 /// the request over, whether the request may park on that fill, and the rendering a parked request waits for.
 extension Answer {
-    /// The key the responder will fetch for `request` when the hit path left it a miss: a GET of an origin object for
-    /// the requester itself (not a fleet child's request for a stored copy, `Via`; not a read-ahead). The caller
-    /// starts its fill unless one is in flight or the cache holds an entry of it (whose fate, stale or not, is the
-    /// responder's to decide), and may park the request on it (``mayPark(_:)``).
-    static func fillToStart(for request: HitRequest, components: ServerComponents) -> CacheKey? {
+    /// The object (its ``RequestResolution/OriginRequest/key``) the responder will fetch for `request` when the hit
+    /// path left it a miss: a GET of an origin object for the requester itself (not a fleet child's request for a
+    /// stored copy, `Via`; not a read-ahead). The caller starts its fill unless one is in flight or the cache holds
+    /// an entry of it (whose fate, stale or not, is the responder's to decide), and may park the request on it
+    /// (``mayPark(_:)``), to be answered with ``init(hitFor:resolved:components:canSendFile:arrivedAt:)``.
+    static func fillToStart(
+        for request: HitRequest, components: ServerComponents
+    ) -> RequestResolution.OriginRequest? {
         guard request.method == .get,
             case .origin(let resolved) = RequestResolution(
                 method: request.method, target: request.target, range: request.range, via: request.via,
                 isReadAhead: request.isReadAhead, components: components),
             !resolved.isReadAhead, !resolved.asStored
         else { return nil }
-        return resolved.key
+        return resolved
     }
 
     /// Whether a request with a ``fillToStart(for:components:)`` key may wait on the event loop for that fill: an

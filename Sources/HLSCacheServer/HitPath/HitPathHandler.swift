@@ -72,9 +72,11 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
             } else {
                 // A miss: its fill starts here, so that the origin request leaves now, not once the responder's task
                 // runs (the responder joins it); a blocking reload waits here for it instead of in the responder.
-                let key = Answer.fillToStart(for: request, components: components)
-                if let key, Answer.mayPark(request), park(head, request, key: key, context: context) { return }
-                if let key, components.cache.startFill(key) { components.metrics.eventLoopFillStarted() }
+                let resolved = Answer.fillToStart(for: request, components: components)
+                if let resolved, Answer.mayPark(request), park(head, request, resolved, context: context) { return }
+                if let resolved, components.cache.startFill(resolved.key) {
+                    components.metrics.eventLoopFillStarted()
+                }
                 forward(data, context: context)
             }
         case (.parked(let head, let request, false, let since), .end):
@@ -102,16 +104,17 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireChannelRead(data)
     }
 
-    /// Parks a blocking playlist reload whose fill (of `key`) is in flight: it waits here, on the event loop, instead
+    /// Parks a blocking playlist reload whose fill (of `resolved`'s key) is in flight: it waits here, on the event loop, instead
     /// of in a task of the responder, and is answered by the hit path when the fill ends (a thousand LL-HLS players
     /// asking for the same part cost a thousand hits, not a thousand responder answers). `false`: no fill in flight
     /// (the caller starts one, and those arriving meanwhile park on it).
     private func park(
-        _ head: HTTPRequestHead, _ request: HitRequest, key: CacheKey, context: ChannelHandlerContext
+        _ head: HTTPRequestHead, _ request: HitRequest, _ resolved: RequestResolution.OriginRequest,
+        context: ChannelHandlerContext
     ) -> Bool {
         let parking = parkings + 1
         awaitingRendering = false
-        guard components.cache.whenFillEnds(key, wake(parking: parking, key: key, context: context)) else {
+        guard components.cache.whenFillEnds(resolved.key, wake(parking: parking, resolved, context: context)) else {
             return false
         }
         parkings = parking
@@ -121,22 +124,24 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
         return true
     }
 
-    /// What wakes parked request number `parking` (from any thread): ``fillEnded(parking:key:context:)`` on the
-    /// event loop, in the loop's next batch of wake-ups.
-    private func wake(parking: Int, key: CacheKey, context: ChannelHandlerContext) -> @Sendable () -> Void {
+    /// What wakes parked request number `parking` (from any thread): ``fillEnded(parking:_:context:)`` on the
+    /// event loop, in the loop's next batch of wake-ups. The request's resolution, made when it arrived, comes along.
+    private func wake(
+        parking: Int, _ resolved: RequestResolution.OriginRequest, context: ChannelHandlerContext
+    ) -> @Sendable () -> Void {
         let handler = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         let eventLoop = context.eventLoop
         let wakeUps = components.wakeUps
         return {
             wakeUps.schedule(on: eventLoop) {
-                handler.value.0.fillEnded(parking: parking, key: key, context: handler.value.1)
+                handler.value.0.fillEnded(parking: parking, resolved, context: handler.value.1)
             }
         }
     }
 
     /// The fill a parked request waited for has ended: a hit now is answered here; anything else (the fill failed,
     /// the rendering is not made yet) goes to Hummingbird, which answers it as it answers any request.
-    private func fillEnded(parking: Int, key: CacheKey, context: ChannelHandlerContext) {
+    private func fillEnded(parking: Int, _ resolved: RequestResolution.OriginRequest, context: ChannelHandlerContext) {
         guard parking == parkings, case .parked(_, let request, let ended, let since) = reading else { return }
         guard context.channel.isActive else {
             // The player left meanwhile: nothing to answer.
@@ -144,11 +149,13 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
             connection.eventLoopAnswerAbandoned()
             return
         }
-        var answer = Answer(hitFor: request, components: components, canSendFile: true, arrivedAt: since)
+        var answer = Answer(
+            hitFor: request, resolved: resolved, components: components, canSendFile: true, arrivedAt: since)
         if answer == nil, !awaitingRendering {
-            if awaitRendering(of: key, parking: parking, context: context) { return }
+            if awaitRendering(of: resolved, parking: parking, context: context) { return }
             // Nothing to wait for, or the rendering was kept just now.
-            answer = Answer(hitFor: request, components: components, canSendFile: true, arrivedAt: since)
+            answer = Answer(
+                hitFor: request, resolved: resolved, components: components, canSendFile: true, arrivedAt: since)
         }
         guard let answer else {
             unpark(context: context)
@@ -165,10 +172,13 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// Keeps a parked request waiting once more when its playlist is published but not rendered yet (the request
     /// that started the fill is rendering it): it is answered when the rendering is kept, or goes to the
     /// responder after ``renderingPatienceMilliseconds``. `false`: nothing to wait for.
-    private func awaitRendering(of key: CacheKey, parking: Int, context: ChannelHandlerContext) -> Bool {
+    private func awaitRendering(
+        of resolved: RequestResolution.OriginRequest, parking: Int, context: ChannelHandlerContext
+    ) -> Bool {
+        let key = resolved.key
         guard let fetchedAt = Answer.pendingRendering(of: key, components: components) else { return false }
         awaitingRendering = true
-        let wake = wake(parking: parking, key: key, context: context)
+        let wake = wake(parking: parking, resolved, context: context)
         guard
             components.memory.playlists.whenKept(
                 key, fetchedAt: fetchedAt, patience: .milliseconds(Self.renderingPatienceMilliseconds), wake)
