@@ -21,8 +21,10 @@ import Testing
                 Issue.record("the fetch should start the transfer")
                 return
             }
-            guard case .resume(let waiting, let head) = machine.receiveHead(Self.head) else {
-                Issue.record("the head should go to the waiting fetch")
+            guard case .handOverLater = machine.receiveHead(Self.head),
+                case .head(let waiting, let head)? = machine.handOver()
+            else {
+                Issue.record("the head should go to the waiting fetch when the round ends")
                 return
             }
             waiting.resume(returning: head)
@@ -93,7 +95,7 @@ import Testing
                 Issue.record("the bytes are kept for the waiting reader until the round ends")
                 return
             }
-            guard let (waiting, chunk, requestResume) = machine.handOver() else {
+            guard case .chunk(let waiting, let chunk, let requestResume)? = machine.handOver() else {
                 Issue.record("the round's end hands them over")
                 return
             }
@@ -103,6 +105,77 @@ import Testing
         #expect(chunk == [7, 8, 9, 10])
         #expect(machine.bufferedBytes == 0)
         #expect(machine.handOver() == nil, "nobody waits any more")
+    }
+
+    @Test("the head waits for the end of its round and goes with that round's bytes, read without waiting again")
+    func theHeadGoesWithTheBytesOfItsRound() async throws {
+        var machine = TransferStateMachine(limit: 100, url: Self.url)
+        let head = try await withCheckedThrowingContinuation { continuation in
+            _ = machine.waitForHead(continuation, cancelled: .cancelled(url: Self.url))
+            guard case .handOverLater = machine.receiveHead(Self.head) else {
+                Issue.record("the head is kept for the round's end")
+                return
+            }
+            guard case .buffered(3) = machine.receiveChunk([1, 2, 3]) else {
+                Issue.record("the round's bytes are buffered for the fetching task")
+                return
+            }
+            #expect(machine.bufferedBytes == 3)
+            guard case .head(let waiting, let head)? = machine.handOver() else {
+                Issue.record("the round's end hands the head over")
+                return
+            }
+            waiting.resume(returning: head)
+        }
+        #expect(head.status == 200)
+        guard case .chunk([1, 2, 3], requestResume: false) = machine.pollChunk() else {
+            Issue.record("the bytes of the head's round are there at once")
+            return
+        }
+        #expect(machine.handOver() == nil)
+    }
+
+    @Test("a transfer that ends in its head's round hands the head over at the finish, then the body, then the end")
+    func aFinishInTheHeadsRoundHandsTheHeadOver() async throws {
+        var machine = TransferStateMachine(limit: 100, url: Self.url)
+        let head = try await withCheckedThrowingContinuation { continuation in
+            _ = machine.waitForHead(continuation, cancelled: .cancelled(url: Self.url))
+            _ = machine.receiveHead(Self.head)
+            _ = machine.receiveChunk([4, 5])
+            guard case .resumeHead(let waiting, let head) = machine.finish(.finished) else {
+                Issue.record("the finish hands the head over")
+                return
+            }
+            waiting.resume(returning: head)
+        }
+        #expect(head.status == 200)
+        #expect(machine.handOver() == nil, "the head went at the finish")
+        guard case .chunk([4, 5], _) = machine.pollChunk(), case .end = machine.pollChunk() else {
+            Issue.record("the body, then its end")
+            return
+        }
+    }
+
+    @Test("cancelled before its head was handed over: the fetch fails, the round's bytes are released, curl aborts")
+    func aCancelBeforeTheHeadIsHandedOverReleasesTheBytes() async throws {
+        var machine = TransferStateMachine(limit: 100, url: Self.url)
+        await #expect(throws: OriginError.self) {
+            _ = try await withCheckedThrowingContinuation { continuation in
+                _ = machine.waitForHead(continuation, cancelled: .cancelled(url: Self.url))
+                _ = machine.receiveHead(Self.head)
+                _ = machine.receiveChunk([1, 2, 3, 4])
+                guard
+                    case .failHead(let waiting, let error, droppedBytes: 4, abortWorker: true) = machine.cancel(
+                        .cancelled(url: Self.url))
+                else {
+                    Issue.record("the cancel fails the fetch and drops the 4 buffered bytes")
+                    return
+                }
+                waiting.resume(throwing: error)
+            }
+        }
+        #expect(machine.bufferedBytes == 0)
+        #expect(machine.handOver() == nil, "nothing is handed over after the cancel")
     }
 
     @Test func bytesAreGatheredIntoChunksOfAtMostTheChunkCapacity() async throws {

@@ -211,6 +211,8 @@ extension EasyTransfer {
             failure = .cancelled(url: currentURL)
             return false
         }
+        // Handed over with the body bytes of the same round, once it is done.
+        handOvers.add(self)
         return true
     }
 

@@ -95,7 +95,8 @@ final class Transfer: Sendable {
         switch state.withLock({ $0.cancel(error) }) {
         case .none:
             break
-        case .failHead(let continuation, let error, let abortWorker):
+        case .failHead(let continuation, let error, let droppedBytes, let abortWorker):
+            worker.counters.bufferedBytes.subtract(droppedBytes, ordering: .relaxed)
             continuation.resume(throwing: error)
             if abortWorker { _ = worker.submit(.cancel(id)) }
         case .failBody(let waiter, let error, let droppedBytes, let abortWorker):
@@ -107,14 +108,12 @@ final class Transfer: Sendable {
 
     // MARK: - Worker thread
 
-    /// Hands the final head over; `false` when nobody wants it any more.
+    /// Takes the final head, for ``handOver()`` once the round of callbacks is done; `false` when nobody wants it
+    /// any more.
     func receiveHead(_ head: ResponseHead) -> Bool {
         switch state.withLock({ $0.receiveHead(head) }) {
-        case .resume(let continuation, let head):
-            continuation.resume(returning: head)
-            return true
-        case .abort:
-            return false
+        case .handOverLater: return true
+        case .abort: return false
         }
     }
 
@@ -146,13 +145,19 @@ final class Transfer: Sendable {
         }
     }
 
-    /// Wakes the reader that waits with the bytes buffered for it, if both are there; called by the worker after
-    /// its round of callbacks.
+    /// Wakes the fetching task with the head received in this round, or the reader that waits with the bytes
+    /// buffered for it, if both are there; called by the worker after its round of callbacks.
     func handOver() {
-        guard let (continuation, chunk, requestResume) = state.withLock({ $0.handOver() }) else { return }
-        worker.counters.bufferedBytes.subtract(chunk.count, ordering: .relaxed)
-        if requestResume { _ = worker.submit(.resume(id)) }
-        continuation.resume(returning: chunk)
+        switch state.withLock({ $0.handOver() }) {
+        case .none:
+            break
+        case .head(let continuation, let head):
+            continuation.resume(returning: head)
+        case .chunk(let continuation, let chunk, let requestResume):
+            worker.counters.bufferedBytes.subtract(chunk.count, ordering: .relaxed)
+            if requestResume { _ = worker.submit(.resume(id)) }
+            continuation.resume(returning: chunk)
+        }
     }
 
     /// Called right before `curl_easy_pause(CURLPAUSE_CONT)`; `false` when nobody wants the body any more.
@@ -167,6 +172,8 @@ final class Transfer: Sendable {
             break
         case .failHead(let continuation, let error):
             continuation.resume(throwing: error)
+        case .resumeHead(let continuation, let head):
+            continuation.resume(returning: head)
         case .endBody(let continuation, .finished):
             continuation.resume(returning: nil)
         case .endBody(let continuation, .failed(let error)):

@@ -7,9 +7,10 @@
 /// the worker is told to pause (`CURL_WRITEFUNC_PAUSE`, curl keeps the bytes and offers them again after the
 /// resume), and the consumer asks for a resume once it has drained the buffer to half the limit.
 ///
-/// Bytes for a reader that waits are not handed over from inside curl's write callback: the worker hands them
-/// over with ``handOver()`` once its round of callbacks is done, so that a reader wakes once per round with all
-/// of the round's bytes, not once per write callback.
+/// Neither the head nor bytes for a reader that waits are handed over from inside curl's callbacks: the worker
+/// hands them over with ``handOver()`` once its round of callbacks is done, so that a reader wakes once per round
+/// with all of the round's bytes, not once per write callback, and the fetching task wakes once for the head and
+/// the body bytes that came with it (it reads them without waiting again).
 struct TransferStateMachine {
     typealias HeadContinuation = CheckedContinuation<ResponseHead, any Error>
     typealias ChunkContinuation = CheckedContinuation<[UInt8]?, any Error>
@@ -27,6 +28,9 @@ struct TransferStateMachine {
         case idle
         /// The fetching task waits for the head; the worker runs the transfer.
         case awaitingHead(HeadContinuation)
+        /// The head came in this round of callbacks; the body's bytes are buffered until ``handOver()`` resumes
+        /// the fetching task with it.
+        case headReceived(HeadContinuation, ResponseHead)
         /// The head was handed over; the body flows.
         case streaming
         /// Nothing more will be delivered: `nil` after a clean end, else the error to report.
@@ -62,8 +66,10 @@ struct TransferStateMachine {
 
     /// Bytes currently buffered, waiting for the consumer.
     var bufferedBytes: Int {
-        if case .streaming = state { return body.bufferedBytes }
-        return 0
+        switch state {
+        case .streaming, .headReceived: return body.bufferedBytes
+        case .idle, .awaitingHead, .closed: return 0
+        }
     }
 
     // MARK: - Fetching task
@@ -83,15 +89,15 @@ struct TransferStateMachine {
             return .start
         case .closed(let error):
             return .fail(continuation, error ?? cancelled)
-        case .awaitingHead, .streaming:
+        case .awaitingHead, .headReceived, .streaming:
             preconditionFailure("waitForHead called twice")
         }
     }
 
     enum CancelAction {
         case none
-        /// Fail the head continuation, and tell the worker to abort when `abortWorker`.
-        case failHead(HeadContinuation, OriginError, abortWorker: Bool)
+        /// Fail the head continuation, release `droppedBytes`, and tell the worker to abort when `abortWorker`.
+        case failHead(HeadContinuation, OriginError, droppedBytes: Int, abortWorker: Bool)
         /// Fail the waiting consumer if any, release `droppedBytes`, and tell the worker when `abortWorker`.
         case failBody(ChunkContinuation?, OriginError, droppedBytes: Int, abortWorker: Bool)
     }
@@ -104,7 +110,12 @@ struct TransferStateMachine {
             return .none
         case .awaitingHead(let continuation):
             state = .closed(error)
-            return .failHead(continuation, error, abortWorker: !workerFinished)
+            return .failHead(continuation, error, droppedBytes: 0, abortWorker: !workerFinished)
+        case .headReceived(let continuation, _):
+            state = .closed(error)
+            let dropped = body.bufferedBytes
+            body = Body()
+            return .failHead(continuation, error, droppedBytes: dropped, abortWorker: !workerFinished)
         case .streaming:
             state = .closed(error)
             let waiter = body.waiter
@@ -151,7 +162,7 @@ struct TransferStateMachine {
             }
         case .closed(let error):
             return error.map(PollAction.fail) ?? .end
-        case .idle, .awaitingHead:
+        case .idle, .awaitingHead, .headReceived:
             preconditionFailure("body read before the head was delivered")
         }
     }
@@ -173,7 +184,8 @@ struct TransferStateMachine {
     // MARK: - Worker
 
     enum HeadAction {
-        case resume(HeadContinuation, ResponseHead)
+        /// Kept for ``handOver()``, with the body bytes that follow it in the same round.
+        case handOverLater
         /// Nobody wants the response any more: abort the transfer.
         case abort
     }
@@ -182,10 +194,10 @@ struct TransferStateMachine {
     mutating func receiveHead(_ head: ResponseHead) -> HeadAction {
         switch state {
         case .awaitingHead(let continuation):
-            state = .streaming
+            state = .headReceived(continuation, head)
             body = Body()
-            return .resume(continuation, head)
-        case .idle, .streaming, .closed:
+            return .handOverLater
+        case .idle, .headReceived, .streaming, .closed:
             return .abort
         }
     }
@@ -216,7 +228,10 @@ struct TransferStateMachine {
     ///   - expectedRemaining: how many bytes are still to come, these included, when known: a new chunk reserves
     ///     no more room than that.
     mutating func receiveChunk(_ bytes: UnsafeRawBufferPointer, expectedRemaining: Int? = nil) -> ChunkAction {
-        guard case .streaming = state else { return .abort }
+        switch state {
+        case .streaming, .headReceived: break
+        case .idle, .awaitingHead, .closed: return .abort
+        }
         if body.bufferedBytes > 0, body.bufferedBytes + bytes.count > limit {
             body.paused = true
             body.resumeRequested = false
@@ -234,18 +249,32 @@ struct TransferStateMachine {
         return body.waiter != nil ? .bufferedForReader(bytes.count) : .buffered(bytes.count)
     }
 
-    /// The worker has finished a round of callbacks: the first buffered chunk for the reader that waits, if both
-    /// are there, and whether taking it should unpause curl.
-    mutating func handOver() -> (ChunkContinuation, [UInt8], requestResume: Bool)? {
+    enum HandOverAction {
+        /// Resume the fetching task with the head (the bytes of the round stay buffered for it).
+        case head(HeadContinuation, ResponseHead)
+        /// Resume the reader that waits with the first buffered chunk; unpause curl when `requestResume`.
+        case chunk(ChunkContinuation, [UInt8], requestResume: Bool)
+    }
+
+    /// The worker has finished a round of callbacks: the head received in it, or else the first buffered chunk for
+    /// the reader that waits, if both are there.
+    mutating func handOver() -> HandOverAction? {
+        if case .headReceived(let continuation, let head) = state {
+            state = .streaming
+            return .head(continuation, head)
+        }
         guard case .streaming = state, let waiter = body.waiter, !body.chunks.isEmpty else { return nil }
         body.waiter = nil
         let (chunk, resume) = takeChunk()
-        return (waiter, chunk, resume)
+        return .chunk(waiter, chunk, requestResume: resume)
     }
 
     /// The worker is about to unpause curl; returns whether the transfer is still wanted.
     mutating func prepareResume() -> Bool {
-        guard case .streaming = state else { return false }
+        switch state {
+        case .streaming, .headReceived: break
+        case .idle, .awaitingHead, .closed: return false
+        }
         body.paused = false
         body.resumeRequested = false
         return true
@@ -254,6 +283,8 @@ struct TransferStateMachine {
     enum FinishAction {
         case none
         case failHead(HeadContinuation, OriginError)
+        /// The head of this round was not handed over yet: it goes now, the end kept behind the buffered bytes.
+        case resumeHead(HeadContinuation, ResponseHead)
         case endBody(ChunkContinuation, Outcome)
         /// The reader waits and bytes were still to be handed over: they go first, the end is kept for later.
         case handOver(ChunkContinuation, [UInt8])
@@ -271,6 +302,10 @@ struct TransferStateMachine {
             if case .failed(let failure) = outcome { error = failure }
             state = .closed(error)
             return .failHead(continuation, error)
+        case .headReceived(let continuation, let head):
+            state = .streaming
+            body.end = outcome
+            return .resumeHead(continuation, head)
         case .streaming:
             if let waiter = body.waiter, !body.chunks.isEmpty {
                 body.waiter = nil
