@@ -229,10 +229,14 @@ extension SegmentCache {
     }
 
     private func endFlight(_ flight: Flight) {
+        let now = nowMilliseconds
         let callbacks = withState { state -> [@Sendable () -> Void] in
             guard state.flights[flight.digest] === flight else { return [] }
             state.flights[flight.digest] = nil
-            state.startedAhead.remove(flight.digest)
+            if state.startedAhead.remove(flight.digest) != nil, !state.isClosed {
+                // Its request's fetch has not come yet: it takes this fill's answer, not a second origin request.
+                state.keepEndedAhead(flight, now: now)
+            }
             return state.fillEndCallbacks.removeValue(forKey: flight.digest) ?? []
         }
         for callback in callbacks { callback() }

@@ -52,7 +52,10 @@ extension SegmentCache {
     /// - Parameter key: the entry's key.
     public func invalidate(_ key: CacheKey) {
         let digest = EntryDigest(key)
-        withState { $0.flights[digest]?.invalidate() }
+        withState { state in
+            state.flights[digest]?.invalidate()
+            _ = state.claimEndedAhead(digest)
+        }
         remove(digest, key: key)
     }
 }

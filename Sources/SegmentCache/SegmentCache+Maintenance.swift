@@ -76,6 +76,7 @@ extension SegmentCache {
         while true {
             let (tasks, starting) = withState { state in
                 state.isClosed = true
+                state.dropEndedAhead()
                 state.releaseAllOpen()
                 return (Array(state.fillTasks.values), !state.startingFills.isEmpty)
             }

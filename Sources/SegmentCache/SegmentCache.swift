@@ -110,14 +110,21 @@ public final class SegmentCache: Sendable {
     /// - Throws: the ``ObjectSource``'s error when the origin fails before answering (every requester of the
     ///   fill gets the same error); ``CacheError`` when the cache is closed; `CancellationError`.
     public func fetch(_ key: CacheKey, freshness: Freshness = .any) async throws -> CacheResponse {
-        if let hit = lookup(key, freshness: freshness) {
-            counters.hits.increment()
+        let digest = EntryDigest(key)
+        if var hit = lookup(key, freshness: freshness) {
+            if withState({ $0.claimEndedAhead(digest) }) != nil {
+                // A fill started ahead for this fetch published the entry before the fetch came: its miss.
+                counters.misses.increment()
+                hit.disposition = .miss
+            } else {
+                counters.hits.increment()
+            }
             return hit
         }
-        let digest = EntryDigest(key)
         let (flight, isLeader) = try withState { (state) throws(CacheError) -> (Flight, Bool) in
             guard !state.isClosed else { throw CacheError.closed(key: key) }
             if let flight = state.flights[digest] { return (flight, state.startedAhead.remove(digest) != nil) }
+            if let ended = state.claimEndedAhead(digest) { return (ended, true) }
             return (startFill(key, digest: digest, in: &state), true)
         }
         if isLeader {

@@ -39,4 +39,58 @@ struct StartedAheadFillTests {
         await cache.close()
         #expect(cache.statistics.publishedFills == 0)
     }
+
+    @Test("an answer not stored, from a fill started ahead that ended before its fetch came, goes to that fetch")
+    func anEndedFillStartedAheadIsClaimedByItsFetch() async throws {
+        let directory = CacheDirectory()
+        defer { directory.remove() }
+        let origin = FakeOrigin()
+        let key = PatternOrigin.key(5)
+        origin.setBehaviour(FakeOrigin.Behaviour(cacheable: false), for: key.url)
+        let cache = try SegmentCache(configuration: directory.configuration(), source: origin)
+        #expect(cache.startFill(key))
+        #expect(try await eventually { cache.withState { $0.flights.isEmpty && $0.endedAhead.count == 1 } })
+        let response = try await cache.fetch(key)
+        #expect(response.disposition == .miss && !response.isStored)
+        #expect(try await response.body.collect() == origin.body(of: key.url))
+        #expect(origin.fetchCount(for: key) == 1, "the fetch took the ended fill's answer")
+        #expect(cache.withState { $0.endedAhead.isEmpty })
+        // The next fetch is a fill of its own: nothing was stored.
+        _ = try await cache.fetch(key).body.collect()
+        #expect(origin.fetchCount(for: key) == 2)
+        await cache.close()
+    }
+
+    @Test("a stored answer of a fill started ahead, published before its fetch came, is that fetch's miss")
+    func aPublishedFillStartedAheadIsItsFetchsMiss() async throws {
+        let directory = CacheDirectory()
+        defer { directory.remove() }
+        let origin = FakeOrigin()
+        let key = PatternOrigin.key(6)
+        let cache = try SegmentCache(configuration: directory.configuration(), source: origin)
+        #expect(cache.startFill(key))
+        #expect(try await eventually { cache.statistics.publishedFills == 1 && cache.withState { $0.flights.isEmpty } })
+        let first = try await cache.fetch(key)
+        #expect(first.disposition == .miss)
+        #expect(try await first.body.collect() == origin.body(of: key.url))
+        let second = try await cache.fetch(key)
+        #expect(second.disposition == .hit)
+        #expect(cache.statistics.misses == 1 && cache.statistics.hits == 1)
+        #expect(origin.fetchCount(for: key) == 1)
+        await cache.close()
+    }
+
+    @Test("unclaimed ended fills are kept 5 s at most, and 64 at most, the oldest dropped first")
+    func unclaimedEndedFillsAreBounded() {
+        var state = CacheState()
+        let flights = (0..<70).map { Flight(key: PatternOrigin.key($0)) { _ in } }
+        for (index, flight) in flights.enumerated() { state.keepEndedAhead(flight, now: 1_000 + Int64(index)) }
+        #expect(state.endedAhead.count == CacheState.endedAheadCapacity)
+        #expect(state.claimEndedAhead(flights[0].digest) == nil, "the oldest went first")
+        #expect(state.claimEndedAhead(flights[69].digest) === flights[69])
+        let late = Flight(key: PatternOrigin.key(99)) { _ in }
+        state.keepEndedAhead(late, now: 1_000 + 69 + CacheState.endedAheadMilliseconds)
+        #expect(state.endedAhead.count == 1, "those kept 5 s are dropped")
+        #expect(state.claimEndedAhead(late.digest) === late)
+    }
 }

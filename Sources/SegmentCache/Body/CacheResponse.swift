@@ -18,7 +18,7 @@ public struct CacheResponse: Sendable {
     }
 
     /// How the request was served.
-    public let disposition: Disposition
+    public internal(set) var disposition: Disposition
     /// Status and metadata. `contentLength` is this response's body length, `nil` while a fill whose origin
     /// announced no length runs.
     public let metadata: EntryMetadata

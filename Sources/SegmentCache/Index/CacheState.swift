@@ -24,6 +24,15 @@ struct CacheState: Sendable {
     /// Fills started ahead of the request they are for (``SegmentCache/startFill(_:)``), not yet claimed by it: the
     /// first fetch that joins one is its leader, counted as the miss.
     var startedAhead: Set<EntryDigest> = []
+    /// Fills started ahead that ended before their request's fetch came, kept (with when they ended, in ms) for that
+    /// fetch to claim: an answer the cache does not store (an error, `no-store`) must reach it without a second
+    /// origin request, and a stored one is that fetch's miss even when the fetch finds it published. Dropped when
+    /// claimed, after ``endedAheadMilliseconds``, and past ``endedAheadCapacity``.
+    private(set) var endedAhead: [EntryDigest: (flight: Flight, endedAt: Int64)] = [:]
+    /// How long an unclaimed ended fill is kept for its request.
+    static let endedAheadMilliseconds: Int64 = 5_000
+    /// The most unclaimed ended fills kept (each may hold an open file and a body in memory).
+    static let endedAheadCapacity = 64
     /// Entries being unlinked by eviction or invalidation, with their sizes; a fill of one waits before
     /// publishing. Their bytes still count against the bound until the unlink is done, so the files on
     /// disk never exceed it either.
@@ -166,5 +175,29 @@ struct CacheState: Sendable {
         guard !released.isEmpty else { return [] }
         defer { released = [] }
         return released
+    }
+}
+
+extension CacheState {
+    /// Keeps `flight`, started ahead and ended before its request's fetch came, for that fetch to claim
+    /// (``claimEndedAhead(_:)``), after dropping those kept too long or past the capacity.
+    mutating func keepEndedAhead(_ flight: Flight, now: Int64) {
+        endedAhead = endedAhead.filter { now - $0.value.endedAt < Self.endedAheadMilliseconds }
+        while endedAhead.count >= Self.endedAheadCapacity,
+            let oldest = endedAhead.min(by: { $0.value.endedAt < $1.value.endedAt })?.key
+        {
+            endedAhead[oldest] = nil
+        }
+        endedAhead[flight.digest] = (flight, now)
+    }
+
+    /// The ended fill started ahead for `digest`, taken (the fetch that claims it is its leader); `nil` if none.
+    mutating func claimEndedAhead(_ digest: EntryDigest) -> Flight? {
+        endedAhead.removeValue(forKey: digest)?.flight
+    }
+
+    /// Drops every kept ended fill (the cache closes).
+    mutating func dropEndedAhead() {
+        endedAhead = [:]
     }
 }
