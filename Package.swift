@@ -52,10 +52,12 @@ let package = Package(
         .target(name: "SegmentCache", dependencies: ["ByteRanges", "CMalloc"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "SegmentCacheWorker", dependencies: ["HLSCacheTesting", "SegmentCache"], swiftSettings: swiftSettings),
+        // glibc's posix_spawn_file_actions_addclosefrom_np and pipe2, for the test kit's process launcher.
+        .systemLibrary(name: "CSpawn"),
         .target(
             name: "HLSCacheTesting",
             dependencies: [
-                "ByteRanges", "OriginClient", "SegmentCache",
+                "ByteRanges", "CSpawn", "OriginClient", "SegmentCache",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

@@ -2,9 +2,10 @@ import Foundation
 import Glibc
 import Synchronization
 
-/// The one way the tests run a program: its standard output and error read by threads of their own with `read(2)`
-/// (retried on `EINTR`: Foundation's `FileHandle` reads trap on it, and SIGCHLD from the many children of a test run
-/// causes it), waiting never on the concurrency pool, whose threads the in-process origins need.
+/// The one way the tests run a program: started with `posix_spawn` (``SpawnedProcess``), its standard output and
+/// error read by threads of their own with `read(2)` (retried on `EINTR`: Foundation's `FileHandle` reads trap on
+/// it, and SIGCHLD from the many children of a test run causes it), waiting never on the concurrency pool, whose
+/// threads the in-process origins need.
 public final class ChildProcess: Sendable {
     /// What a finished program left.
     public struct Result: Sendable {
@@ -17,11 +18,7 @@ public final class ChildProcess: Sendable {
     }
 
     /// The running process.
-    public let process: Process
-    /// Held while a program is launched: Foundation's `Process.run()` crashed in a test run (a bad read while
-    /// listing the descriptors to close) when many tests launched programs at once, with well over a thousand
-    /// descriptors open; one launch at a time costs milliseconds.
-    private static let launches = Mutex<Void>(())
+    public let process: SpawnedProcess
     private let outputBytes = LockedBytes()
     private let errorBytes = LockedBytes()
     /// Reader threads still reading.
@@ -34,31 +31,39 @@ public final class ChildProcess: Sendable {
     ///   - environment: the environment (this process's, without `HLSCACHE_*` variables, when `nil`).
     ///   - mergeErrors: read standard error into the output, in order.
     ///   - input: what to write to its standard input before closing it (none: standard input is empty).
+    /// - Throws: ``SpawnedProcess/LaunchError``.
     public init(
         _ executable: String, _ arguments: [String], environment: [String: String]? = nil, mergeErrors: Bool = false,
         input: String? = nil
     ) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.environment = environment ?? Self.cleanEnvironment
-        let output = Pipe()
-        let errors = mergeErrors ? output : Pipe()
-        let stdin = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = stdin
+        let process = try SpawnedProcess(
+            executable, arguments, environment: environment ?? Self.cleanEnvironment, mergeErrors: mergeErrors)
         self.process = process
-        try Self.launches.withLock { _ in try process.run() }
-        startReader(output.fileHandleForReading.fileDescriptor, into: outputBytes)
-        if !mergeErrors { startReader(errors.fileHandleForReading.fileDescriptor, into: errorBytes) }
-        if let input { try stdin.fileHandleForWriting.write(contentsOf: Data(input.utf8)) }
-        try stdin.fileHandleForWriting.close()
+        startReader(process.output, into: outputBytes)
+        if let errors = process.errors { startReader(errors, into: errorBytes) }
+        if let input { Self.writeAll(Array(input.utf8), to: process.input) }
+        close(process.input)
+    }
+
+    /// Writes `bytes` to `descriptor`, retrying on `EINTR`; stops early when the reader went away.
+    private static func writeAll(_ bytes: [UInt8], to descriptor: CInt) {
+        var written = 0
+        while written < bytes.count {
+            let count = bytes.withUnsafeBytes {
+                Glibc.write(descriptor, $0.baseAddress! + written, bytes.count - written)
+            }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { return }
+            written += count
+        }
     }
 
     deinit {
-        // A test that failed before stopping it must not leave it running.
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        // A test that failed before stopping it must not leave it running, nor a zombie behind.
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGKILL)
+        let process = process
+        Thread { process.waitUntilExit() }.start()
     }
 
     /// This process's environment without `HLSCACHE_*` variables, so the developer's own settings do not leak in.
@@ -123,6 +128,7 @@ public final class ChildProcess: Sendable {
                 guard count > 0 else { break }
                 bytes.append(Array(chunk[..<count]))
             }
+            close(descriptor)
             openReaders.subtract(1, ordering: .releasing)
         }.start()
     }

@@ -11,7 +11,7 @@ public final class ServerProcess: Sendable {
     public let cacheDirectory: String
 
     /// The process.
-    public var process: Process { child.process }
+    public var process: SpawnedProcess { child.process }
 
     /// `http://127.0.0.1:<port><path>`.
     public func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
