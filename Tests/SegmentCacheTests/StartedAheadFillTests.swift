@@ -5,79 +5,81 @@ import Testing
 
 /// Fills started ahead (``SegmentCache/startFill(_:)``) run on the caller's thread until they first wait, and are
 /// recorded afterwards, outside the lock: `close()` must still find them, and one that ended first must not stay.
+/// One that ended before its request's fetch came is that fetch's answer.
 @Suite("Fills started ahead")
 struct StartedAheadFillTests {
-    @Test("close() cancels a fill started ahead and waits for it: nothing is published after it returns")
-    func closeCancelsAndAwaitsAFillStartedAhead() async throws {
+    /// A cache over `source` in a directory of its own, closed and removed after `body`.
+    private func withCache(_ source: some ObjectSource, _ body: (SegmentCache) async throws -> Void) async throws {
         let directory = CacheDirectory()
         defer { directory.remove() }
+        let cache = try SegmentCache(configuration: directory.configuration(), source: source)
+        try await body(cache)
+        await cache.close()
+    }
+
+    @Test("close() cancels a fill started ahead and waits for it: nothing is published after it returns")
+    func closeCancelsAndAwaitsAFillStartedAhead() async throws {
         let origin = FakeOrigin()
         let key = PatternOrigin.key(3)
         let headGate = Gate()
         origin.setBehaviour(FakeOrigin.Behaviour(headGate: headGate), for: key.url)
-        let cache = try SegmentCache(configuration: directory.configuration(), source: origin)
-        #expect(cache.startFill(key))
-        #expect(origin.fetchCount(for: key) == 1)
-        #expect(cache.withState { $0.fillTasks.count == 1 && $0.startingFills.isEmpty })
-        let closing = Task { await cache.close() }
-        #expect(try await eventually { cache.withState { $0.isClosed } })
-        headGate.openForever()
-        await closing.value
-        #expect(cache.statistics.publishedFills == 0)
-        #expect(cache.withState { $0.fillTasks.isEmpty && $0.flights.isEmpty })
+        try await withCache(origin) { (cache: SegmentCache) async throws in
+            #expect(cache.startFill(key))
+            #expect(origin.fetchCount(for: key) == 1)
+            #expect(cache.withState { $0.fillTasks.count == 1 && $0.startingFills.isEmpty })
+            let closing = Task { await cache.close() }
+            #expect(try await eventually { cache.withState { $0.isClosed } })
+            headGate.openForever()
+            await closing.value
+            #expect(cache.statistics.publishedFills == 0)
+            #expect(cache.withState { $0.fillTasks.isEmpty && $0.flights.isEmpty })
+        }
     }
 
     @Test("a fill started ahead whose origin fails at once ends before it is recorded, and leaves no task behind")
     func aFillThatEndsWhileStartingLeavesNoTask() async throws {
-        let directory = CacheDirectory()
-        defer { directory.remove() }
-        let cache = try SegmentCache(configuration: directory.configuration(), source: DeadOrigin())
-        let key = PatternOrigin.key(4)
-        #expect(cache.startFill(key))
-        #expect(cache.withState { $0.fillTasks.isEmpty && $0.startingFills.isEmpty && $0.flights.isEmpty })
-        await cache.finishFills()
-        await cache.close()
-        #expect(cache.statistics.publishedFills == 0)
+        try await withCache(DeadOrigin()) { (cache: SegmentCache) async throws in
+            #expect(cache.startFill(PatternOrigin.key(4)))
+            #expect(cache.withState { $0.fillTasks.isEmpty && $0.startingFills.isEmpty && $0.flights.isEmpty })
+            await cache.finishFills()
+            #expect(cache.statistics.publishedFills == 0)
+        }
     }
 
     @Test("an answer not stored, from a fill started ahead that ended before its fetch came, goes to that fetch")
     func anEndedFillStartedAheadIsClaimedByItsFetch() async throws {
-        let directory = CacheDirectory()
-        defer { directory.remove() }
         let origin = FakeOrigin()
         let key = PatternOrigin.key(5)
         origin.setBehaviour(FakeOrigin.Behaviour(cacheable: false), for: key.url)
-        let cache = try SegmentCache(configuration: directory.configuration(), source: origin)
-        #expect(cache.startFill(key))
-        #expect(try await eventually { cache.withState { $0.flights.isEmpty && $0.endedAhead.count == 1 } })
-        let response = try await cache.fetch(key)
-        #expect(response.disposition == .miss && !response.isStored)
-        #expect(try await response.body.collect() == origin.body(of: key.url))
-        #expect(origin.fetchCount(for: key) == 1, "the fetch took the ended fill's answer")
-        #expect(cache.withState { $0.endedAhead.isEmpty })
-        // The next fetch is a fill of its own: nothing was stored.
-        _ = try await cache.fetch(key).body.collect()
-        #expect(origin.fetchCount(for: key) == 2)
-        await cache.close()
+        try await withCache(origin) { (cache: SegmentCache) async throws in
+            #expect(cache.startFill(key))
+            #expect(try await eventually { cache.withState { $0.flights.isEmpty && $0.endedAhead.count == 1 } })
+            let response = try await cache.fetch(key)
+            #expect(response.disposition == .miss && !response.isStored)
+            #expect(try await response.body.collect() == origin.body(of: key.url))
+            #expect(origin.fetchCount(for: key) == 1, "the fetch took the ended fill's answer")
+            #expect(cache.withState { $0.endedAhead.isEmpty })
+            // The next fetch is a fill of its own: nothing was stored.
+            _ = try await cache.fetch(key).body.collect()
+            #expect(origin.fetchCount(for: key) == 2)
+        }
     }
 
     @Test("a stored answer of a fill started ahead, published before its fetch came, is that fetch's miss")
     func aPublishedFillStartedAheadIsItsFetchsMiss() async throws {
-        let directory = CacheDirectory()
-        defer { directory.remove() }
         let origin = FakeOrigin()
         let key = PatternOrigin.key(6)
-        let cache = try SegmentCache(configuration: directory.configuration(), source: origin)
-        #expect(cache.startFill(key))
-        #expect(try await eventually { cache.statistics.publishedFills == 1 && cache.withState { $0.flights.isEmpty } })
-        let first = try await cache.fetch(key)
-        #expect(first.disposition == .miss)
-        #expect(try await first.body.collect() == origin.body(of: key.url))
-        let second = try await cache.fetch(key)
-        #expect(second.disposition == .hit)
-        #expect(cache.statistics.misses == 1 && cache.statistics.hits == 1)
-        #expect(origin.fetchCount(for: key) == 1)
-        await cache.close()
+        try await withCache(origin) { (cache: SegmentCache) async throws in
+            #expect(cache.startFill(key))
+            #expect(
+                try await eventually { cache.statistics.publishedFills == 1 && cache.withState { $0.flights.isEmpty } })
+            let first = try await cache.fetch(key)
+            #expect(first.disposition == .miss)
+            #expect(try await first.body.collect() == origin.body(of: key.url))
+            #expect(try await cache.fetch(key).disposition == .hit)
+            #expect(cache.statistics.misses == 1 && cache.statistics.hits == 1)
+            #expect(origin.fetchCount(for: key) == 1)
+        }
     }
 
     @Test("unclaimed ended fills are kept 5 s at most, and 64 at most, the oldest dropped first")
