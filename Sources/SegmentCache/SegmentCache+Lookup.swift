@@ -21,6 +21,12 @@ extension SegmentCache {
         return hit
     }
 
+    /// Counts a hit answered without a lookup of its own, from an entry its caller looked up for an identical request
+    /// moments before (the requests an LL-HLS fill woke, answered together).
+    public func countHit() {
+        counters.hits.increment()
+    }
+
     /// A published entry serving `key`: its own, or one of its URL whose bytes contain its range. A ranged key
     /// whose range runs past the end of its URL's whole object, when that is held, gets the whole object (its
     /// metadata names the whole key): the requester clips the range to it.

@@ -49,6 +49,13 @@ struct ParkedReloadTests {
         try await server.metric(#"hlscache_event_loop_hits_total{body="memory"}"#)
     }
 
+    /// The cache's hits, from the status page ("(N hits, …").
+    static func cacheHits(_ server: ServerProcess) async throws -> Int {
+        let page = try await TestHTTP.get(server.url("/")).text
+        guard let end = page.range(of: " hits, ") else { return -1 }
+        return Int(page[..<end.lowerBound].split(separator: "(").last ?? "") ?? -1
+    }
+
     @Test("requests joining a blocking reload in flight wait on the event loop and get the same playlist as hits")
     func joinersAreParkedAndAnsweredAsHits() async throws {
         let (origin, server) = try await Self.setUp(hold: .milliseconds(1500))
@@ -56,6 +63,7 @@ struct ParkedReloadTests {
         let url = server.proxied(origin.url(Self.reload))
         // Read before the fill starts: the test's HTTP client sends one request at a time to a host.
         let hitsBefore = try await Self.loopMemoryHits(server)
+        let cacheHitsBefore = try await Self.cacheHits(server)
         let first = try await Self.startFill(url, origin: origin)
         let target = Self.reloadTarget(origin)
         let joiners = try await Self.concurrentGets(target, count: 20, port: server.port)
@@ -71,6 +79,8 @@ struct ParkedReloadTests {
         let memoryHits = try await Self.loopMemoryHits(server) - hitsBefore
         let renders = try await server.metric("hlscache_playlist_renders_total")
         #expect(memoryHits == 20, "renders \(renders)")
+        // Each counted by the cache, though the playlist is looked up once per batch of wake-ups.
+        #expect(try await Self.cacheHits(server) - cacheHitsBefore == 20)
         #expect(origin.targets.filter { $0.contains("_HLS_msn=3&_HLS_part=0") }.count == 1)
         await server.stop()
     }

@@ -38,16 +38,30 @@ extension Answer {
 
     /// The answer to `request`, already resolved to the origin object `resolved` (a parked request, resolved when it
     /// arrived), when it is a fresh hit the event loop can send at once, else `nil`; see
-    /// ``init(hitFor:components:canSendFile:arrivedAt:)``.
+    /// ``init(hitFor:components:canSendFile:arrivedAt:)``. A playlist found in `batch` (woken with the others of
+    /// its batch) is answered from there, without a lookup; one looked up is added to it.
     init?(
         hitFor request: HitRequest, resolved: RequestResolution.OriginRequest, components: ServerComponents,
-        canSendFile: Bool, arrivedAt: ContinuousClock.Instant? = nil
+        canSendFile: Bool, arrivedAt: ContinuousClock.Instant? = nil, batch: WakeBatch? = nil
     ) {
         guard !resolved.isReadAhead else { return nil }
         let start = arrivedAt ?? ContinuousClock.now
         let target = request.target
         let cors = components.configuration.cors.grant(requestOrigin: request.origin)
         let key = resolved.key
+        if !resolved.asStored, let shared = batch?.playlistHits[key] {
+            components.cache.countHit()
+            let record = AccessRecord(
+                method: request.method.rawValue, path: target, id: components.observability.nextRequestID(),
+                start: start, originURL: key.url, cors: cors)
+            guard
+                let answer = Answer.playlist(
+                    shared.rendered, metadata: shared.metadata, result: .hit, record: record, components: components)
+            else { return nil }
+            if case .file = answer.body, !canSendFile { return nil }
+            self = answer
+            return
+        }
         let isHead = request.method == .head
         // What decides whether the event loop answers is decided here, before the hit is counted, so that a hit
         // handed on to the responder is not counted twice.
@@ -79,6 +93,7 @@ extension Answer {
         let answer: Answer?
         switch plan {
         case .playlist(let rendered):
+            batch?.playlistHits[key] = (response.metadata, rendered)
             answer = .playlist(
                 rendered, metadata: response.metadata, result: .hit, record: record, components: components)
         case .object(let head):

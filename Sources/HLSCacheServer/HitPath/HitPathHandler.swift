@@ -133,15 +133,17 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let eventLoop = context.eventLoop
         let wakeUps = components.wakeUps
         return {
-            wakeUps.schedule(on: eventLoop) {
-                handler.value.0.fillEnded(parking: parking, resolved, context: handler.value.1)
+            wakeUps.schedule(on: eventLoop) { batch in
+                handler.value.0.fillEnded(parking: parking, resolved, batch: batch, context: handler.value.1)
             }
         }
     }
 
     /// The fill a parked request waited for has ended: a hit now is answered here; anything else (the fill failed,
     /// the rendering is not made yet) goes to Hummingbird, which answers it as it answers any request.
-    private func fillEnded(parking: Int, _ resolved: RequestResolution.OriginRequest, context: ChannelHandlerContext) {
+    private func fillEnded(
+        parking: Int, _ resolved: RequestResolution.OriginRequest, batch: WakeBatch, context: ChannelHandlerContext
+    ) {
         guard parking == parkings, case .parked(_, let request, let ended, let since) = reading else { return }
         guard context.channel.isActive else {
             // The player left meanwhile: nothing to answer.
@@ -150,12 +152,14 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
             return
         }
         var answer = Answer(
-            hitFor: request, resolved: resolved, components: components, canSendFile: true, arrivedAt: since)
+            hitFor: request, resolved: resolved, components: components, canSendFile: true, arrivedAt: since,
+            batch: batch)
         if answer == nil, !awaitingRendering {
             if awaitRendering(of: resolved, parking: parking, context: context) { return }
             // Nothing to wait for, or the rendering was kept just now.
             answer = Answer(
-                hitFor: request, resolved: resolved, components: components, canSendFile: true, arrivedAt: since)
+                hitFor: request, resolved: resolved, components: components, canSendFile: true, arrivedAt: since,
+                batch: batch)
         }
         guard let answer else {
             unpark(context: context)

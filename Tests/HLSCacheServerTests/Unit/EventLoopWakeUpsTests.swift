@@ -21,7 +21,7 @@ struct EventLoopWakeUpsTests {
         for index in 0..<count {
             let slot = index % 2
             let loop = loops[slot]
-            wakeUps.schedule(on: loop) {
+            wakeUps.schedule(on: loop) { _ in
                 if !loop.inEventLoop { offLoop.add(1, ordering: .relaxed) }
                 let total = ran.withLock { ran in
                     ran[slot, default: []].append(index)
@@ -45,15 +45,42 @@ struct EventLoopWakeUpsTests {
         let wakeUps = EventLoopWakeUps()
         let done = loop.makePromise(of: [String].self)
         let steps = Mutex<[String]>([])
-        wakeUps.schedule(on: loop) {
+        wakeUps.schedule(on: loop) { _ in
             steps.withLock { $0.append("first") }
-            wakeUps.schedule(on: loop) {
+            wakeUps.schedule(on: loop) { _ in
                 steps.withLock { $0.append("second") }
                 done.succeed(steps.withLock { $0 })
             }
             steps.withLock { $0.append("first ends") }
         }
         #expect(try await done.futureResult.get() == ["first", "first ends", "second"])
+        try await group.shutdownGracefully()
+    }
+
+    @Test("wake-ups queued together share one batch; one queued by a wake-up runs in the next, with a batch of its own")
+    func wakeUpsOfABatchShareIt() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let loop = group.next()
+        let wakeUps = EventLoopWakeUps()
+        let done = loop.makePromise(of: (together: Bool, apart: Bool).self)
+        // The batches themselves, kept alive on the loop, so that a freed one's address cannot come back.
+        let seen = try await loop.submit { NIOLoopBoundBox([WakeBatch](), eventLoop: loop) }.get()
+        // Queued from the loop itself, all three before it runs any: one batch.
+        try await loop.submit {
+            for index in 0..<3 {
+                wakeUps.schedule(on: loop) { batch in
+                    seen.value.append(batch)
+                    guard index == 2 else { return }
+                    wakeUps.schedule(on: loop) { next in
+                        let batches = seen.value
+                        done.succeed((batches.allSatisfy { $0 === batches[0] }, next !== batches[0]))
+                    }
+                }
+            }
+        }.get()
+        let (together, apart) = try await done.futureResult.get()
+        #expect(together, "the three queued together share a batch")
+        #expect(apart, "the one queued during the batch has its own")
         try await group.shutdownGracefully()
     }
 }
