@@ -106,7 +106,8 @@ struct ParkedReloadTests {
 
     @Test("a parked request whose client half-closed, and one whose client left, leave the others answered")
     func halfClosedAndGoneClients() async throws {
-        let (origin, server) = try await Self.setUp(hold: .milliseconds(1500))
+        // Held 3 s: the four clients must all be parked before the origin answers, on a loaded machine too.
+        let (origin, server) = try await Self.setUp(hold: .milliseconds(3000))
         defer { origin.stop() }
         let first = try await Self.startFill(server.proxied(origin.url(Self.reload)), origin: origin)
         let target = Self.reloadTarget(origin)

@@ -75,6 +75,8 @@ struct SignedURLTests {
                 "HLSCACHE_CACHE_KEY_IGNORE_QUERY": "sig,tok*", "HLSCACHE_PLAYLIST_CACHE_KEY_IGNORE_QUERY": "token",
             ])
         let first = try await TestHTTP.get(shared.proxied(origin.url("/ts-multivariant/hi/index.m3u8?token=a")))
+        // Published just after its answer ended: the second viewer's request is then a hit.
+        try await HitPathTests.waitForEntries(1, on: shared)
         let second = try await TestHTTP.get(shared.proxied(origin.url("/ts-multivariant/hi/index.m3u8?token=b")))
         #expect(first.status == 200 && second.status == 200)
         #expect(second.header("x-cache") == "HIT")
