@@ -25,15 +25,10 @@ public enum SmallFileSystem {
         return try await body(path)
     }
 
+    /// Runs `mount` or `umount` to its end (through ``ChildProcess``, like every program the tests start).
     private static func run(_ executable: String, _ arguments: [String]) -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return -1 }
-        process.waitUntilExit()
-        return process.terminationStatus
+        guard let child = try? ChildProcess(executable, arguments) else { return -1 }
+        return child.waitForExit(timeout: 60).status
     }
 }
 
