@@ -5,98 +5,102 @@ import OriginCache
 import SegmentCache
 
 extension Answer {
-    /// The answer to `request` when it is a fresh hit the event loop can send at once, else `nil`: an object (whole
-    /// or one range, GET or HEAD) whose entry is published and fresh, or a playlist whose rewritten copy is kept.
+    /// How the hit path resolves `request`: once per request, for its hit (``init(hitFor:resolution:components:)``)
+    /// and, when it is not one, for the fill it starts (``fillToStart(for:resolution:)``).
+    static func resolution(of request: HitRequest, components: ServerComponents) -> RequestResolution {
+        RequestResolution(
+            method: request.method, target: request.target, range: request.range, via: request.via,
+            isReadAhead: request.isReadAhead, components: components)
+    }
+
+    /// The answer to `request` (resolved to `resolution`) when it is a fresh hit the event loop can send at once,
+    /// else `nil`: an object (whole or one range, GET or HEAD) whose entry is published and fresh, a playlist whose
+    /// rewritten copy is kept, or a CORS preflight.
     ///
     /// Everything else (misses, fills in flight, stale or expired entries, errors, hlscache's own routes) is left to
     /// ``ProxyResponder``, which plans the same requests with the same ``Answer`` builders.
     /// - Parameters:
     ///   - request: what the request head asks for.
+    ///   - resolution: its ``resolution(of:components:)``.
     ///   - components: the server's cache, memory tiers and configuration.
-    ///   - canSendFile: whether a body may be a file (`sendfile`); without it only memory bodies qualify.
-    ///   - arrivedAt: when the request arrived, when that was before now (a request that waited for a fill).
-    init?(
-        hitFor request: HitRequest, components: ServerComponents, canSendFile: Bool,
-        arrivedAt: ContinuousClock.Instant? = nil
-    ) {
-        let resolution = RequestResolution(
-            method: request.method, target: request.target, range: request.range, via: request.via,
-            isReadAhead: request.isReadAhead, components: components)
-        if case .own(.preflight) = resolution {
+    init?(hitFor request: HitRequest, resolution: RequestResolution, components: ServerComponents) {
+        switch resolution {
+        case .own(.preflight):
             self.init(
                 preflightAsking: request.accessControlRequestHeaders,
                 record: AccessRecord(
                     method: request.method.rawValue, path: request.target,
-                    id: components.observability.nextRequestID(), start: arrivedAt ?? ContinuousClock.now,
+                    id: components.observability.nextRequestID(), start: .now,
                     cors: components.configuration.cors.grant(requestOrigin: request.origin)))
-            return
+        case .origin(let resolved):
+            self.init(hitFor: request, resolved: resolved, components: components, canSendFile: true)
+        default:
+            return nil
         }
-        guard case .origin(let resolved) = resolution else { return nil }
-        self.init(
-            hitFor: request, resolved: resolved, components: components, canSendFile: canSendFile, arrivedAt: arrivedAt)
     }
 
-    /// The answer to `request`, already resolved to the origin object `resolved` (a parked request, resolved when it
-    /// arrived), when it is a fresh hit the event loop can send at once, else `nil`; see
-    /// ``init(hitFor:components:canSendFile:arrivedAt:)``. A playlist found in `batch` (woken with the others of
-    /// its batch) is answered from there, without a lookup; one looked up is added to it.
+    /// The answer to `request`, resolved to the origin object `resolved`, when it is a fresh hit the event loop can
+    /// send at once, else `nil`; see ``init(hitFor:resolution:components:)``. A parked request comes here with the
+    /// resolution it got when it arrived, and with its `batch` of wake-ups: a playlist found there is answered
+    /// without a lookup of its own; one looked up is added to it.
+    /// - Parameters:
+    ///   - canSendFile: whether a body may be a file (`sendfile`); without it only memory bodies qualify.
+    ///   - arrivedAt: when the request arrived, when that was before now (a request that waited for a fill).
     init?(
         hitFor request: HitRequest, resolved: RequestResolution.OriginRequest, components: ServerComponents,
         canSendFile: Bool, arrivedAt: ContinuousClock.Instant? = nil, batch: WakeBatch? = nil
     ) {
         guard !resolved.isReadAhead else { return nil }
-        let start = arrivedAt ?? ContinuousClock.now
-        let target = request.target
-        let cors = components.configuration.cors.grant(requestOrigin: request.origin)
         let key = resolved.key
-        if !resolved.asStored, let shared = batch?.playlistHits[key] {
-            components.cache.countHit()
-            let record = AccessRecord(
-                method: request.method.rawValue, path: target, id: components.observability.nextRequestID(),
-                start: start, originURL: key.url, cors: cors)
-            guard
-                let answer = Answer.playlist(
-                    shared.rendered, metadata: shared.metadata, result: .hit, record: record, components: components)
-            else { return nil }
-            if case .file = answer.body, !canSendFile { return nil }
-            self = answer
-            return
-        }
         let isHead = request.method == .head
         // What decides whether the event loop answers is decided here, before the hit is counted, so that a hit
         // handed on to the responder is not counted twice.
         enum Plan {
-            case playlist(RenderedPlaylist)
-            case object(ObjectHead)
+            case playlist(RenderedPlaylist, EntryMetadata)
+            case object(ObjectHead, CacheResponse)
         }
-        var plan: Plan?
-        let found = components.cache.publishedResponse(for: key) { metadata in
-            guard (200..<300).contains(metadata.status), metadata.contentLength != nil else { return false }
-            if metadata.objectKind.isManifest, !resolved.asStored {
-                guard let rendered = components.memory.playlists.rendering(of: key, fetchedAt: metadata.fetchedAt)
-                else {
-                    return false
+        let plan: Plan
+        if !resolved.asStored, let shared = batch?.playlistHits[key] {
+            components.cache.countHit()
+            plan = .playlist(shared.rendered, shared.metadata)
+        } else {
+            var playlist: (metadata: EntryMetadata, rendered: RenderedPlaylist)?
+            var objectHead: ObjectHead?
+            let response = components.cache.publishedResponse(for: key) { metadata in
+                guard (200..<300).contains(metadata.status), metadata.contentLength != nil else { return false }
+                if metadata.objectKind.isManifest, !resolved.asStored {
+                    guard
+                        let rendered = components.memory.playlists.rendering(of: key, fetchedAt: metadata.fetchedAt)
+                    else { return false }
+                    if case .file = rendered.body, !canSendFile, !isHead { return false }
+                    playlist = (metadata, rendered)
+                } else if canSendFile || isHead,
+                    case .send(let head) = ObjectHead.make(
+                        metadata: metadata, requested: resolved.requested, result: .hit)
+                {
+                    objectHead = head
                 }
-                if case .file = rendered.body, !canSendFile, !isHead { return false }
-                plan = .playlist(rendered)
-            } else if canSendFile || isHead,
-                case .send(let head) = ObjectHead.make(metadata: metadata, requested: resolved.requested, result: .hit)
-            {
-                plan = .object(head)
+                return playlist != nil || objectHead != nil
             }
-            return plan != nil
+            guard let response else { return nil }
+            if let playlist {
+                batch?.playlistHits[key] = playlist
+                plan = .playlist(playlist.rendered, playlist.metadata)
+            } else if let objectHead {
+                plan = .object(objectHead, response)
+            } else {
+                return nil
+            }
         }
-        guard let response = found, let plan else { return nil }
         let record = AccessRecord(
-            method: request.method.rawValue, path: target, id: components.observability.nextRequestID(), start: start,
-            originURL: key.url, cors: cors)
+            method: request.method.rawValue, path: request.target, id: components.observability.nextRequestID(),
+            start: arrivedAt ?? .now, originURL: key.url,
+            cors: components.configuration.cors.grant(requestOrigin: request.origin))
         let answer: Answer?
         switch plan {
-        case .playlist(let rendered):
-            batch?.playlistHits[key] = (response.metadata, rendered)
-            answer = .playlist(
-                rendered, metadata: response.metadata, result: .hit, record: record, components: components)
-        case .object(let head):
+        case .playlist(let rendered, let metadata):
+            answer = .playlist(rendered, metadata: metadata, result: .hit, record: record, components: components)
+        case .object(let head, let response):
             answer = .objectHit(response, head: head, record: record, components: components)
         }
         guard let answer else { return nil }

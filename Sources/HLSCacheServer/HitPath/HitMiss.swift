@@ -6,24 +6,22 @@ import SegmentCache
 /// What the hit path does with a request it cannot answer at once: the fill it starts before the responder takes
 /// the request over, whether the request may park on that fill, and the rendering a parked request waits for.
 extension Answer {
-    /// The object (its ``RequestResolution/OriginRequest/key``) the responder will fetch for `request` when the hit
-    /// path left it a miss: a GET of an origin object for the requester itself (not a fleet child's request for a
-    /// stored copy, `Via`; not a read-ahead). The caller starts its fill unless one is in flight or the cache holds
-    /// an entry of it (whose fate, stale or not, is the responder's to decide), and may park the request on it
-    /// (``mayPark(_:)``), to be answered with ``init(hitFor:resolved:components:canSendFile:arrivedAt:)``.
+    /// The object (its ``RequestResolution/OriginRequest/key``) the responder will fetch for `request` (resolved to
+    /// `resolution`) when the hit path left it a miss: a GET of an origin object for the requester itself (not a
+    /// fleet child's request for a stored copy, `Via`; not a read-ahead). The caller starts its fill unless one is in
+    /// flight or the cache holds an entry of it (whose fate, stale or not, is the responder's to decide), and may
+    /// park the request on it (``mayPark(_:)``), to be answered with
+    /// ``init(hitFor:resolved:components:canSendFile:arrivedAt:batch:)``.
     static func fillToStart(
-        for request: HitRequest, components: ServerComponents
+        for request: HitRequest, resolution: RequestResolution
     ) -> RequestResolution.OriginRequest? {
-        guard request.method == .get,
-            case .origin(let resolved) = RequestResolution(
-                method: request.method, target: request.target, range: request.range, via: request.via,
-                isReadAhead: request.isReadAhead, components: components),
-            !resolved.isReadAhead, !resolved.asStored
+        guard request.method == .get, case .origin(let resolved) = resolution, !resolved.isReadAhead,
+            !resolved.asStored
         else { return nil }
         return resolved
     }
 
-    /// Whether a request with a ``fillToStart(for:components:)`` key may wait on the event loop for that fill: an
+    /// Whether a request with a ``fillToStart(for:resolution:)`` key may wait on the event loop for that fill: an
     /// LL-HLS blocking playlist reload without a range, whose answer will be a rendering. Its answer, once the fill
     /// ends, is then a hit like any other.
     static func mayPark(_ request: HitRequest) -> Bool {

@@ -65,14 +65,15 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 forward(data, context: context)
                 return
             }
-            if let answer = Answer(hitFor: request, components: components, canSendFile: true) {
+            let resolution = Answer.resolution(of: request, components: components)
+            if let answer = Answer(hitFor: request, resolution: resolution, components: components) {
                 reading = .answered
                 connection.eventLoopAnswerStarted(closing: request.closes)
                 send(answer, closing: request.closes, context: context)
             } else {
                 // A miss: its fill starts here, so that the origin request leaves now, not once the responder's task
                 // runs (the responder joins it); a blocking reload waits here for it instead of in the responder.
-                let resolved = Answer.fillToStart(for: request, components: components)
+                let resolved = Answer.fillToStart(for: request, resolution: resolution)
                 if let resolved, Answer.mayPark(request), park(head, request, resolved, context: context) { return }
                 if let resolved, components.cache.startFill(resolved.key) {
                     components.metrics.eventLoopFillStarted()
