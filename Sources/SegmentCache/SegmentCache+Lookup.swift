@@ -174,12 +174,21 @@ extension SegmentCache {
         }
     }
 
-    /// Marks an entry used now.
+    /// Marks an entry used now. An entry the index does not know (published by another process sharing the
+    /// directory, or evicted since it was opened) is counted only if its file still has a name.
     func noteHit(_ entry: StoredEntry, at now: Date) {
         let time = now.millisecondsSince1970
+        let removalsBefore: UInt64? = withState { state in
+            guard !state.touch(entry.digest, at: time) else {
+                state.noteRange(entry.digest, entry.metadata.key.range)
+                return nil
+            }
+            return state.removals
+        }
+        guard let removalsBefore, ((try? operations.linkCount(of: entry.file.descriptor)) ?? 0) > 0 else { return }
         withState { state in
-            state.touch(entry.digest, size: entry.fileSize, at: time)
-            state.noteRange(entry.digest, entry.metadata.key.range)
+            state.adopt(entry.digest, size: entry.fileSize, at: time, ifNoRemovalSince: removalsBefore)
+            if state.index.contains(entry.digest) { state.noteRange(entry.digest, entry.metadata.key.range) }
         }
     }
 

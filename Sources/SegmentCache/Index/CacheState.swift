@@ -38,6 +38,9 @@ struct CacheState: Sendable {
     /// disk never exceed it either.
     private(set) var evicting: [EntryDigest: Int64] = [:]
     private var evictingBytes: Int64 = 0
+    /// How many entries have been forgotten (``removeEntry(_:)``), so that adopting a file opened before a removal
+    /// (``adopt(_:size:at:ifNoRemovalSince:)``) can tell that it may be that file.
+    private(set) var removals: UInt64 = 0
     /// Entries whose last access changed since it was last written to their file's modification time.
     var dirtyAccess: Set<EntryDigest> = []
     /// Ranged entries by URL, to find one containing a requested range.
@@ -92,6 +95,7 @@ struct CacheState: Sendable {
     /// - Returns: its size, if it was known.
     @discardableResult
     mutating func removeEntry(_ digest: EntryDigest) -> Int64? {
+        removals &+= 1
         releaseOpen(digest)
         dirtyAccess.remove(digest)
         if digest.isRanged {
@@ -102,8 +106,20 @@ struct CacheState: Sendable {
         return index.remove(digest)
     }
 
-    /// Notes a hit: the entry becomes the most recently used.
-    mutating func touch(_ digest: EntryDigest, size: Int64, at time: Int64) {
+    /// Notes a hit on a known entry: it becomes the most recently used.
+    /// - Returns: whether the entry is known; one that is not is left unknown (see ``adopt(_:size:at:ifNoRemovalSince:)``).
+    mutating func touch(_ digest: EntryDigest, at time: Int64) -> Bool {
+        guard index.touch(digest, at: time) else { return false }
+        dirtyAccess.insert(digest)
+        return true
+    }
+
+    /// Records a hit on an entry the index did not know, whose file was seen still named after the lock was left at
+    /// `removalsBefore` (another process published it); nothing if any entry was forgotten since, or this one is being
+    /// unlinked or filled, as the file seen may be one evicted meanwhile: counting it would put bytes no file holds
+    /// over the bound. The janitor's next scan finds an entry left out.
+    mutating func adopt(_ digest: EntryDigest, size: Int64, at time: Int64, ifNoRemovalSince removalsBefore: UInt64) {
+        guard removals == removalsBefore, !isBeingRemoved(digest), flights[digest] == nil else { return }
         if !index.touch(digest, at: time) { index.insert(digest, size: size, lastAccess: time) }
         dirtyAccess.insert(digest)
     }
