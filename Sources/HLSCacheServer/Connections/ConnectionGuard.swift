@@ -95,8 +95,9 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     static let writeBufferWaterMark = ChannelOptions.Types.WriteBufferWaterMark(low: 128 << 10, high: 256 << 10)
 
     /// Counts the connection, starts the request-head clock, sets the write-buffer water marks, and installs the
-    /// handlers in front of the HTTP types conversion: the first-byte watcher, then after the HTTP/1 decoder the hit
-    /// path (when on) and ``CloseNormalizer``.
+    /// handlers in front of the HTTP types conversion: the first-byte watcher, then (when the hit path is on)
+    /// ``HitFront`` in front of the HTTP/1 encoder and decoder, and after the decoder ``HitPathHandler`` and
+    /// ``CloseNormalizer``.
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
         counted = true
@@ -104,12 +105,15 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         try? context.channel.syncOptions?.setOption(
             ChannelOptions.writeBufferWaterMark, value: Self.writeBufferWaterMark)
         let operations = context.pipeline.syncOperations
-        try? operations.addHandler(FirstByteWatcher(guardHandler: self), position: .first)
+        let watcher = FirstByteWatcher(guardHandler: self)
+        try? operations.addHandler(watcher, position: .first)
         if let decoder = try? operations.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self) {
             try? operations.addHandler(CloseNormalizer(), position: .after(decoder))
             if let hitPath {
+                let front = HitFront(components: hitPath, connection: self)
+                try? operations.addHandler(front, position: .after(watcher))
                 try? operations.addHandler(
-                    HitPathHandler(components: hitPath, connection: self), position: .after(decoder))
+                    HitPathHandler(components: hitPath, connection: self, front: front), position: .after(decoder))
             }
         }
         arm(timeouts.requestHead, context: context)

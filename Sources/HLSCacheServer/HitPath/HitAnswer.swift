@@ -116,19 +116,48 @@ extension Answer {
 extension Answer {
     /// The answer's head for the HTTP/1 encoder, built straight from the answer (no conversion from HTTP types):
     /// the answer's fields in order, then the connection's own (`Date`, `Server`, and `Connection: close` when
-    /// `closing`). The encoder, not a shortcut around it, writes every head, so that it keeps pairing answers
-    /// with their requests (it sends no body to a HEAD request).
+    /// `closing`). For a request the decoder read, the encoder writes the head, so that it keeps pairing answers with
+    /// their requests (it sends no body to a HEAD request); ``writeHead(closing:into:)`` writes the same head for a
+    /// request the decoder never saw (``HitFront``).
     /// - Parameter closing: whether the connection closes after this answer.
     func responseHead(closing: Bool) -> HTTPResponseHead {
         var fields: [(String, String)] = []
         fields.reserveCapacity(headers.count + 3)
         for field in headers { fields.append((field.name.rawName, field.value)) }
         fields.append(("Date", HTTPDate.now))
-        fields.append(("Server", "hlscache"))
+        fields.append(("Server", Self.serverName))
         if closing { fields.append(("Connection", "close")) }
         return HTTPResponseHead(
             version: .http1_1,
             status: HTTPResponseStatus(statusCode: status.code, reasonPhrase: status.reasonPhrase),
             headers: HTTPHeaders(fields))
     }
+
+    /// The bytes of ``responseHead(closing:)``, as the encoder writes them, appended to `buffer`; an answer with no
+    /// `Content-Length` whose status allows a body says `Content-Length: 0`, as the encoder's framing would (such
+    /// an answer has none).
+    func writeHead(closing: Bool, into buffer: inout ByteBuffer) {
+        buffer.writeStaticString("HTTP/1.1 ")
+        buffer.writeString(String(status.code))
+        buffer.writeStaticString(" ")
+        buffer.writeString(status.reasonPhrase)
+        buffer.writeStaticString("\r\n")
+        for field in headers {
+            buffer.writeString(field.name.rawName)
+            buffer.writeStaticString(": ")
+            buffer.writeString(field.value)
+            buffer.writeStaticString("\r\n")
+        }
+        if length == nil, status.code >= 200, status.code != 204, status.code != 304 {
+            buffer.writeStaticString("Content-Length: 0\r\n")
+        }
+        buffer.writeStaticString("Date: ")
+        buffer.writeString(HTTPDate.now)
+        buffer.writeStaticString("\r\nServer: ")
+        buffer.writeString(Self.serverName)
+        buffer.writeStaticString(closing ? "\r\nConnection: close\r\n\r\n" : "\r\n\r\n")
+    }
+
+    /// `Server`.
+    static let serverName = "hlscache"
 }

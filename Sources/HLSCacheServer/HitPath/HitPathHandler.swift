@@ -33,6 +33,8 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     private let components: ServerComponents
     private let connection: ConnectionGuard
+    /// The connection's ``HitFront``, told of every answer's end written here (each answers a request it handed on).
+    private let front: HitFront?
     private var reading = Reading.idle
     /// Requests handed to Hummingbird whose response has not ended.
     private var forwarded = 0
@@ -51,9 +53,11 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// - Parameters:
     ///   - components: the server's cache and configuration.
     ///   - connection: the connection's guard, told of every answer sent here.
-    init(components: ServerComponents, connection: ConnectionGuard) {
+    ///   - front: the connection's ``HitFront``, if it has one.
+    init(components: ServerComponents, connection: ConnectionGuard, front: HitFront? = nil) {
         self.components = components
         self.connection = connection
+        self.front = front
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -210,7 +214,10 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .end = unwrapOutboundIn(data) { forwarded = max(0, forwarded - 1) }
+        if case .end = unwrapOutboundIn(data) {
+            forwarded = max(0, forwarded - 1)
+            front?.forwardedAnswerEnded()
+        }
         context.write(data, promise: promise)
     }
 
@@ -244,41 +251,27 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// Writes an answer: its head through the HTTP/1 encoder, its body, the end, flushed; finishes its access
     /// record once the last byte is written or the connection fails.
     private func send(_ answer: Answer, closing: Bool, context: ChannelHandlerContext) {
-        context.write(wrapOutboundOut(.head(answer.responseHead(closing: closing))), promise: nil)
-        let written = context.eventLoop.makePromise(of: Void.self)
-        var fileHandle: NIOFileHandle?
-        var bytes: Int64 = 0
-        switch answer.body {
-        case .none:
-            break
-        case .memory(let buffer):
-            bytes = Int64(buffer.readableBytes)
-            context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
-        case .file(let slice):
-            // The handle borrows the slice's descriptor; the slice, kept until the write completes, closes it.
-            let handle = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: slice.descriptor)
-            fileHandle = handle
-            bytes = slice.length
-            let region = FileRegion(
-                fileHandle: handle, readerIndex: Int(slice.offset), endIndex: Int(slice.offset + slice.length))
-            context.write(wrapOutboundOut(.body(.fileRegion(region))), promise: nil)
-        case .stream:
+        guard let body = ChannelBody(of: answer) else {
             // Unreachable: `Answer(hitFor:)` plans no stream. Never trap on a request: end the connection.
             assertionFailure("the hit path plans only bodies it can send at once")
             context.close(promise: nil)
             return
         }
+        context.write(wrapOutboundOut(.head(answer.responseHead(closing: closing))), promise: nil)
+        let written = context.eventLoop.makePromise(of: Void.self)
+        if let data = body.data {
+            switch data {
+            case .byteBuffer(let buffer): context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+            case .fileRegion(let region): context.write(wrapOutboundOut(.body(.fileRegion(region))), promise: nil)
+            }
+        }
         context.write(wrapOutboundOut(.end(nil)), promise: written)
+        front?.forwardedAnswerEnded()
         sending += 1
         components.metrics.eventLoopHit(body: answer.bodyKind)
         let components = components
         written.futureResult.assumeIsolated().whenComplete { result in
-            _ = try? fileHandle?.takeDescriptorOwnership()
-            withExtendedLifetime(answer) {}
-            switch result {
-            case .success: answer.finished(bytes: bytes, aborted: nil, components: components)
-            case .failure(let error): answer.finished(bytes: -1, aborted: error, components: components)
-            }
+            body.written(result, answer: answer, components: components)
             self.sending -= 1
             if self.sending == 0 { self.finishedSending(context: context) }
         }

@@ -1,8 +1,9 @@
 import HTTPTypes
 import NIOHTTP1
 
-/// The parts of a request head the event-loop hit path decides on, read straight from the HTTP/1 decoder's head
-/// (no conversion to HTTP types): only requests whose answer needs nothing else qualify.
+/// The parts of a request head the event-loop hit path decides on, read from the connection's bytes
+/// (``RequestHeadScanner``) or straight from the HTTP/1 decoder's head (no conversion to HTTP types): only requests
+/// whose answer needs nothing else qualify.
 ///
 /// `nil` for anything the async responder answers better: a method other than GET, HEAD and OPTIONS, HTTP/1.0
 /// (its answer's framing and version are ``CloseNormalizer``'s), a target that is not origin-form (`/…`), an
@@ -24,6 +25,21 @@ struct HitRequest {
     var isReadAhead: Bool
     /// Whether the connection closes after the answer (`Connection: close`).
     var closes: Bool
+
+    /// A request read by ``RequestHeadScanner``.
+    init(
+        method: HTTPRequest.Method, target: String, origin: String?, range: String?, via: String?,
+        accessControlRequestHeaders: String?, isReadAhead: Bool, closes: Bool
+    ) {
+        self.method = method
+        self.target = target
+        self.origin = origin
+        self.range = range
+        self.via = via
+        self.accessControlRequestHeaders = accessControlRequestHeaders
+        self.isReadAhead = isReadAhead
+        self.closes = closes
+    }
 
     /// - Parameter head: the decoded request head.
     init?(_ head: HTTPRequestHead) {

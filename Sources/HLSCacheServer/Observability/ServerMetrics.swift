@@ -34,6 +34,9 @@ final class ServerMetrics: Sendable {
     /// `hlscache_event_loop_fill_starts_total`: misses whose fill the event loop started before handing the request
     /// to the responder.
     private let eventLoopFillStarts: CoreMetrics.Counter
+    /// `hlscache_front_hits_total`: hits answered from the connection's bytes, in front of the HTTP/1 decoder
+    /// (also counted in `hlscache_event_loop_hits_total`).
+    private let frontHits: CoreMetrics.Counter
     private let requestDuration: CoreMetrics.Timer
     private let eventLoopHits: [HitBodyKind: CoreMetrics.Counter]
     private let servedTotal = Atomic<Int64>(0)
@@ -76,6 +79,7 @@ final class ServerMetrics: Sendable {
             label: "hlscache_fleet_read_ahead_received_total", factory: factory)
         parkedRequests = CoreMetrics.Counter(label: "hlscache_parked_requests_total", factory: factory)
         eventLoopFillStarts = CoreMetrics.Counter(label: "hlscache_event_loop_fill_starts_total", factory: factory)
+        frontHits = CoreMetrics.Counter(label: "hlscache_front_hits_total", factory: factory)
         requestDuration = CoreMetrics.Timer(
             label: "hlscache_request_duration_seconds", preferredDisplayUnit: .seconds, factory: factory)
     }
@@ -98,6 +102,13 @@ final class ServerMetrics: Sendable {
     /// Counts a hit answered on the event loop (`hlscache_event_loop_hits_total`), by how its body was sent.
     func eventLoopHit(body: HitBodyKind) {
         eventLoopHits[body]?.increment()
+    }
+
+    /// Counts a hit answered from the connection's bytes (`hlscache_front_hits_total`), by how its body was sent
+    /// (`hlscache_event_loop_hits_total`).
+    func frontHit(body: HitBodyKind) {
+        eventLoopHits[body]?.increment()
+        frontHits.increment()
     }
 
     /// Counts a blocking playlist reload parked on the event loop (`hlscache_parked_requests_total`).

@@ -1,0 +1,228 @@
+import NIOCore
+
+/// Answers fresh hits straight from a connection's bytes, before the HTTP/1 decoder: the request head is read by
+/// ``RequestHeadScanner``, planned by the same ``Answer`` builders as every answer, and its head and body leave as
+/// one write of bytes (``Answer/writeHead(closing:into:)``), with no decoding into HTTP/1 parts, no encoder and no
+/// pipeline walk. It sits in front of the decoder and behind ``ConnectionGuard``'s first-byte watcher, which
+/// installs it.
+///
+/// Only a request arriving when the connection is idle (every request it handed on has its answer written) is
+/// answered here, so answers leave in request order. Everything else is handed to the decoder as the bytes came:
+/// a request that is not such a hit (a miss, a parked reload, an error: ``HitPathHandler`` and Hummingbird answer
+/// it), whole heads one at a time, so that the decoder holds no partial request when the connection is idle again;
+/// and, from the first request the scanner does not read whole (a body, another method or version, anything
+/// unusual), every byte for the rest of the connection. While an answer of ours is being written and the socket is
+/// not writable, the requests after it wait and reads are held; a half-close and a graceful-shutdown quiesce wait
+/// for our answers.
+final class HitFront: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+    typealias OutboundIn = IOData
+    typealias OutboundOut = IOData
+
+    private enum Mode {
+        /// Requests are read here.
+        case reading
+        /// The decoder reads every byte from now on.
+        case handedOver
+        /// An answer of ours closes the connection: nothing more is read.
+        case closing
+    }
+
+    private let components: ServerComponents
+    private let connection: ConnectionGuard
+    private var mode = Mode.reading
+    /// Bytes not read yet: the start of a head, or requests waiting for the socket to drain.
+    private var unread: ByteBuffer?
+    /// Requests handed to the decoder whose answer's end has not been written.
+    private var handedOn = 0
+    /// Our answers not yet fully written.
+    private var sending = 0
+    private var heldRead = false
+    private var heldInputClosed: Any?
+    private var heldQuiesce: Any?
+    private var quiescing = false
+
+    /// - Parameters:
+    ///   - components: the server's cache and configuration.
+    ///   - connection: the connection's guard, told of every answer sent here.
+    init(components: ServerComponents, connection: ConnectionGuard) {
+        self.components = components
+        self.connection = connection
+    }
+
+    /// The answer to a request handed on has had its end written (by ``HitPathHandler`` or Hummingbird).
+    func forwardedAnswerEnded() {
+        handedOn = max(0, handedOn - 1)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch mode {
+        case .handedOver:
+            context.fireChannelRead(data)
+        case .closing:
+            break
+        case .reading:
+            var bytes = unwrapInboundIn(data)
+            if var unread {
+                self.unread = nil
+                unread.writeBuffer(&bytes)
+                bytes = unread
+            }
+            readRequests(&bytes, context: context)
+        }
+    }
+
+    /// Answers or hands on each complete request in `bytes`, in order; keeps what is left for later.
+    /// - Returns: whether bytes went on to the decoder.
+    @discardableResult
+    private func readRequests(_ bytes: inout ByteBuffer, context: ChannelHandlerContext) -> Bool {
+        var answered = false
+        var handedBytesOn = false
+        defer { if answered { context.flush() } }
+        while bytes.readableBytes > 0, mode == .reading {
+            if sending > 0, !context.channel.isWritable {
+                unread = bytes
+                return handedBytesOn
+            }
+            switch RequestHeadScanner.scan(bytes) {
+            case .incomplete:
+                unread = bytes
+                return handedBytesOn
+            case .other:
+                mode = .handedOver
+                context.fireChannelRead(wrapInboundOut(bytes))
+                return true
+            case .request(let request, let length):
+                if let answer = directAnswer(to: request), let body = ChannelBody(of: answer) {
+                    bytes.moveReaderIndex(forwardBy: length)
+                    connection.eventLoopAnswerStarted(closing: request.closes)
+                    send(answer, body: body, closing: request.closes, context: context)
+                    answered = true
+                    if request.closes { mode = .closing }
+                } else if let head = bytes.readSlice(length: length) {
+                    handedOn += 1
+                    handedBytesOn = true
+                    context.fireChannelRead(wrapInboundOut(head))
+                }
+            }
+        }
+        return handedBytesOn
+    }
+
+    /// The answer to `request` if it may be sent from here now: a fresh hit, on an idle connection.
+    private func directAnswer(to request: HitRequest) -> Answer? {
+        guard handedOn == 0, !quiescing, connection.admitsEventLoopAnswer else { return nil }
+        return Answer(
+            hitFor: request, resolution: Answer.resolution(of: request, components: components),
+            components: components)
+    }
+
+    /// Writes an answer as bytes: the head, with a small body in the same buffer; a larger one or a file region
+    /// after it. Finishes its access record once the last byte is written or the connection fails. The caller
+    /// flushes.
+    private func send(_ answer: Answer, body: ChannelBody, closing: Bool, context: ChannelHandlerContext) {
+        var head = context.channel.allocator.buffer(capacity: 512 + Self.inlineBodyLimit)
+        answer.writeHead(closing: closing, into: &head)
+        var rest = body.data
+        if case .byteBuffer(var buffer) = rest, buffer.readableBytes <= Self.inlineBodyLimit {
+            head.writeBuffer(&buffer)
+            rest = nil
+        }
+        let written = context.eventLoop.makePromise(of: Void.self)
+        if let rest {
+            context.write(wrapOutboundOut(.byteBuffer(head)), promise: nil)
+            context.write(wrapOutboundOut(rest), promise: written)
+        } else {
+            context.write(wrapOutboundOut(.byteBuffer(head)), promise: written)
+        }
+        sending += 1
+        components.metrics.frontHit(body: answer.bodyKind)
+        let components = components
+        written.futureResult.assumeIsolated().whenComplete { result in
+            body.written(result, answer: answer, components: components)
+            self.sending -= 1
+            if self.sending == 0 { self.finishedSending(context: context) }
+        }
+        connection.eventLoopAnswerEnded(written.futureResult)
+    }
+
+    /// The largest body copied into its head's buffer (one write instead of two).
+    static let inlineBodyLimit = 16 << 10
+
+    /// Our last answer is written: requests waiting for the socket go on, then a held read, quiesce and half-close.
+    private func finishedSending(context: ChannelHandlerContext) {
+        resumeUnread(context: context)
+        guard sending == 0 else { return }
+        releaseRead(context: context)
+        if let event = heldQuiesce {
+            heldQuiesce = nil
+            context.fireUserInboundEventTriggered(event)
+        }
+        if let event = heldInputClosed {
+            heldInputClosed = nil
+            inputClosed(event, context: context)
+        }
+    }
+
+    /// The client half-closed and no answer of ours is being written: the start of a head left unread goes to the
+    /// decoder, to be answered (or refused) as it would be without this handler, and the event follows it.
+    private func inputClosed(_ event: Any, context: ChannelHandlerContext) {
+        if mode == .reading, let bytes = unread {
+            unread = nil
+            mode = .handedOver
+            context.fireChannelRead(wrapInboundOut(bytes))
+            context.fireChannelReadComplete()
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    /// Reads the requests kept while the socket was full. Outside a read, what goes on to the decoder is followed by a
+    /// read's completion: Hummingbird's channel takes reads in only then.
+    private func resumeUnread(context: ChannelHandlerContext) {
+        guard mode == .reading, var bytes = unread, context.channel.isWritable || sending == 0 else { return }
+        unread = nil
+        if readRequests(&bytes, context: context) { context.fireChannelReadComplete() }
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if sending > 0, !context.channel.isWritable {
+            heldRead = true
+            return
+        }
+        context.read()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable {
+            resumeUnread(context: context)
+            releaseRead(context: context)
+        }
+        context.fireChannelWritabilityChanged()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is ChannelShouldQuiesceEvent {
+            quiescing = true
+            if sending > 0 {
+                heldQuiesce = event
+                return
+            }
+        }
+        if case ChannelEvent.inputClosed = event {
+            if sending > 0 {
+                heldInputClosed = event
+            } else {
+                inputClosed(event, context: context)
+            }
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    private func releaseRead(context: ChannelHandlerContext) {
+        guard heldRead else { return }
+        heldRead = false
+        context.read()
+    }
+}

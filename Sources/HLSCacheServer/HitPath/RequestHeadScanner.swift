@@ -1,0 +1,238 @@
+import HTTPTypes
+import NIOCore
+
+/// Reads one HTTP/1.1 request head straight from a connection's bytes, for ``HitFront``: the few requests the hit
+/// path answers (GET, HEAD and OPTIONS with no body) in the strict form every client sends, and nothing else.
+///
+/// It is stricter than the HTTP/1 decoder behind it, never more lenient: whatever it does not recognise whole
+/// (another method or version, a body or its framing headers, `Expect`, an upgrade, folded or malformed lines,
+/// bare line feeds, control bytes, a head over ``maxHeadLength``) is ``Scan/other``, and from then on the decoder reads
+/// the connection. So no request is read one way here and another way there.
+enum RequestHeadScanner {
+    /// What the start of a connection's unread bytes holds.
+    enum Scan {
+        /// A complete head the hit path may answer, `length` bytes long (no body follows it).
+        case request(HitRequest, length: Int)
+        /// The start of a head that may still become one: more bytes are needed.
+        case incomplete
+        /// Anything else: the decoder reads it.
+        case other
+    }
+
+    /// The longest head read here (the decoder allows more, so nothing it accepts is refused for its length).
+    static let maxHeadLength = 16 << 10
+
+    /// Reads the head at the start of `bytes`.
+    static func scan(_ bytes: ByteBuffer) -> Scan {
+        bytes.withUnsafeReadableBytes { scan(head: $0.assumingMemoryBound(to: UInt8.self)) }
+    }
+
+    /// Reads the head at the start of `bytes`.
+    static func scan(head bytes: UnsafeBufferPointer<UInt8>) -> Scan {
+        var cursor = Cursor(bytes: bytes)
+        // The request line: method SP origin-form target SP HTTP/1.1 CRLF.
+        let method: HTTPRequest.Method
+        switch cursor.token(endingWith: space) {
+        case .found("GET"): method = .get
+        case .found("HEAD"): method = .head
+        case .found("OPTIONS"): method = .options
+        case .incomplete: return cursor.incomplete
+        default: return .other
+        }
+        guard let targetBytes = cursor.target() else { return cursor.incomplete }
+        guard let targetBytes = targetBytes else { return .other }
+        switch cursor.literal("HTTP/1.1\r\n") {
+        case .some(true): break
+        case .some(false): return .other
+        case .none: return cursor.incomplete
+        }
+        var fields = Fields()
+        while true {
+            switch cursor.literal("\r\n") {
+            case .some(true):
+                guard cursor.offset <= maxHeadLength, let request = fields.request(method: method, target: targetBytes)
+                else { return .other }
+                return .request(request, length: cursor.offset)
+            case .none: return cursor.incomplete
+            case .some(false): break
+            }
+            guard let line = cursor.field() else { return cursor.incomplete }
+            guard let (name, value) = line, fields.add(name: name, value: value) else { return .other }
+        }
+    }
+
+    private static let space = UInt8(ascii: " ")
+
+    /// The fields the hit path reads, gathered as the lines come.
+    private struct Fields {
+        var hosts = 0
+        var closes = false
+        var origin: String?
+        var range: String?
+        var via: String?
+        var requestHeaders: String?
+        var isReadAhead = false
+
+        /// Takes one field; `false` for one that makes the request another's to read.
+        mutating func add(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) -> Bool {
+            switch name.count {
+            case 4 where equal(name, "host"): hosts += 1
+            case 5 where equal(name, "range"): join(&range, value)
+            case 3 where equal(name, "via"): join(&via, value)
+            case 6 where equal(name, "origin"): join(&origin, value)
+            case 6 where equal(name, "expect"): return false
+            case 7 where equal(name, "upgrade"): return false
+            case 10 where equal(name, "connection"):
+                for token in tokens(value) {
+                    if equal(token, "upgrade") { return false }
+                    if equal(token, "close") { closes = true }
+                }
+            case 14 where equal(name, "content-length"): return false
+            case 17 where equal(name, "transfer-encoding"): return false
+            case 21 where equal(name, "x-hlscache-read-ahead"): isReadAhead = true
+            case 30 where equal(name, "access-control-request-headers"): join(&requestHeaders, value)
+            default: break
+            }
+            return true
+        }
+
+        func request(method: HTTPRequest.Method, target: UnsafeBufferPointer<UInt8>) -> HitRequest? {
+            guard hosts <= 1 else { return nil }
+            return HitRequest(
+                method: method, target: String(decoding: target, as: UTF8.self), origin: origin, range: range,
+                via: via, accessControlRequestHeaders: requestHeaders, isReadAhead: isReadAhead, closes: closes)
+        }
+
+        /// A repeated field's values, joined as the decoder's path joins them (`, `).
+        private func join(_ field: inout String?, _ value: UnsafeBufferPointer<UInt8>) {
+            let text = String(decoding: value, as: UTF8.self)
+            field = field.map { $0 + ", " + text } ?? text
+        }
+    }
+
+    /// The comma-separated tokens of a field value, without their surrounding spaces.
+    private static func tokens(_ value: UnsafeBufferPointer<UInt8>) -> [UnsafeBufferPointer<UInt8>] {
+        var tokens: [UnsafeBufferPointer<UInt8>] = []
+        var start = 0
+        for end in 0...value.count where end == value.count || value[end] == UInt8(ascii: ",") {
+            var lower = start
+            var upper = end
+            while lower < upper, isSpace(value[lower]) { lower += 1 }
+            while upper > lower, isSpace(value[upper - 1]) { upper -= 1 }
+            tokens.append(UnsafeBufferPointer(rebasing: value[lower..<upper]))
+            start = end + 1
+        }
+        return tokens
+    }
+
+    private static func isSpace(_ byte: UInt8) -> Bool { byte == space || byte == UInt8(ascii: "\t") }
+
+    /// ASCII case-insensitive equality with a lowercase literal.
+    private static func equal(_ bytes: UnsafeBufferPointer<UInt8>, _ lowercase: StaticString) -> Bool {
+        guard bytes.count == lowercase.utf8CodeUnitCount else { return false }
+        let expected = lowercase.utf8Start
+        for index in 0..<bytes.count {
+            let byte = bytes[index]
+            let folded = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
+            guard folded == expected[index] else { return false }
+        }
+        return true
+    }
+
+    /// A `tchar` of RFC 9110 (a field name's and a method's bytes).
+    private static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
+            true
+        default:
+            "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
+    }
+
+    /// A field value's byte: visible ASCII, space, tab or obs-text (no control byte, no CR or LF).
+    private static func isValueByte(_ byte: UInt8) -> Bool {
+        byte == UInt8(ascii: "\t") || (byte >= 0x20 && byte != 0x7F)
+    }
+
+    /// Where the scan is in the head.
+    private struct Cursor {
+        let bytes: UnsafeBufferPointer<UInt8>
+        var offset = 0
+
+        /// What a head cut short is: more bytes may complete it, unless it is already longer than a head may be.
+        var incomplete: Scan { bytes.count >= RequestHeadScanner.maxHeadLength ? .other : .incomplete }
+
+        enum Token {
+            case found(String)
+            case incomplete
+            case malformed
+        }
+
+        /// A method: token bytes up to `end`, which is consumed.
+        mutating func token(endingWith end: UInt8) -> Token {
+            var index = offset
+            while index < bytes.count, bytes[index] != end {
+                guard isTokenByte(bytes[index]), index - offset < 16 else { return .malformed }
+                index += 1
+            }
+            guard index < bytes.count else { return .incomplete }
+            let token = String(decoding: UnsafeBufferPointer(rebasing: bytes[offset..<index]), as: UTF8.self)
+            offset = index + 1
+            return .found(token)
+        }
+
+        /// An origin-form target (`/` then visible ASCII) and the space after it: `nil` when incomplete, `.some(nil)`
+        /// when malformed.
+        mutating func target() -> UnsafeBufferPointer<UInt8>?? {
+            guard offset < bytes.count else { return nil }
+            guard bytes[offset] == UInt8(ascii: "/") else { return .some(nil) }
+            var index = offset
+            while index < bytes.count, bytes[index] != space {
+                guard bytes[index] > 0x20, bytes[index] < 0x7F else { return .some(nil) }
+                index += 1
+            }
+            guard index < bytes.count else { return nil }
+            let target = UnsafeBufferPointer(rebasing: bytes[offset..<index])
+            offset = index + 1
+            return .some(target)
+        }
+
+        /// Whether `literal` comes next (consumed if so); `nil` when the bytes end before it can tell.
+        mutating func literal(_ literal: StaticString) -> Bool? {
+            let count = literal.utf8CodeUnitCount
+            let available = min(count, bytes.count - offset)
+            for index in 0..<available where bytes[offset + index] != literal.utf8Start[index] { return false }
+            guard available == count else { return nil }
+            offset += count
+            return true
+        }
+
+        /// One field line, `name: value CRLF`, with the value's surrounding spaces cut: `nil` when incomplete,
+        /// `.some(nil)` when malformed (no name, a space before the colon, a folded line, a control byte, a bare CR
+        /// or LF).
+        mutating func field() -> (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>)?? {
+            var index = offset
+            while index < bytes.count, bytes[index] != UInt8(ascii: ":") {
+                guard isTokenByte(bytes[index]) else { return .some(nil) }
+                index += 1
+            }
+            guard index < bytes.count else { return nil }
+            guard index > offset else { return .some(nil) }
+            let name = UnsafeBufferPointer(rebasing: bytes[offset..<index])
+            index += 1
+            while index < bytes.count, isSpace(bytes[index]) { index += 1 }
+            let valueStart = index
+            while index < bytes.count, bytes[index] != UInt8(ascii: "\r") {
+                guard isValueByte(bytes[index]) else { return .some(nil) }
+                index += 1
+            }
+            guard index + 1 < bytes.count else { return nil }
+            guard bytes[index + 1] == UInt8(ascii: "\n") else { return .some(nil) }
+            var valueEnd = index
+            while valueEnd > valueStart, isSpace(bytes[valueEnd - 1]) { valueEnd -= 1 }
+            offset = index + 2
+            return .some((name, UnsafeBufferPointer(rebasing: bytes[valueStart..<valueEnd])))
+        }
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+import HLSCacheTesting
+import Testing
+
+/// Hits answered from the connection's bytes, in front of the HTTP/1 decoder (`HitFront`): a head split across
+/// reads is still one, and a connection whose requests went to the decoder comes back once they are answered, or
+/// stays with the decoder after a request only it can read.
+@Suite("Hit front")
+struct HitFrontTests {
+    /// A small fMP4 segment of ``StreamOrigin``.
+    static let segment = "/fmp4/seg1.m4s"
+
+    /// Every hit the event loop answered, whatever its body.
+    private static func eventLoopHits(_ server: ServerProcess) async throws -> Double {
+        var total = 0.0
+        for body in ["none", "memory", "sendfile"] {
+            total += try await server.metric(#"hlscache_event_loop_hits_total{body="\#(body)"}"#)
+        }
+        return total
+    }
+
+    @Test("a head arriving a few bytes at a time is answered on the event loop")
+    func splitHeadIsAnswered() async throws {
+        let origin = StreamOrigin()
+        try await origin.start()
+        defer { origin.stop() }
+        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
+        let target = "/o/http/127.0.0.1:\(origin.port)\(Self.segment)"
+        _ = try await TestHTTP.get(server.url(target))
+        try await HitPathTests.waitForEntries(1, on: server)
+        let before = try await Self.eventLoopHits(server)
+        let port = server.port
+        let answer = try await offPool { () -> RawConnection.Answer in
+            let connection = try RawConnection(port: port, timeout: 10)
+            let bytes = Array(RawConnection.request("GET", target).utf8)
+            for start in stride(from: 0, to: bytes.count, by: 5) {
+                connection.send(Array(bytes[start..<min(start + 5, bytes.count)]))
+                usleep(2_000)
+            }
+            return try connection.readAnswer()
+        }
+        #expect(answer.status == 200)
+        #expect(answer.headers["x-cache"] == "HIT")
+        #expect(answer.body == origin.file(for: Self.segment))
+        #expect(try await Self.eventLoopHits(server) == before + 1)
+        #expect(try await server.metric("hlscache_front_hits_total") == 1)
+        await server.stop()
+    }
+
+    @Test("after a miss is answered, the next hit on the connection is the event loop's again")
+    func connectionComesBackAfterAMiss() async throws {
+        let origin = StreamOrigin()
+        try await origin.start()
+        defer { origin.stop() }
+        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
+        let hit = "/o/http/127.0.0.1:\(origin.port)\(Self.segment)"
+        let miss = "/o/http/127.0.0.1:\(origin.port)/fmp4/seg2.m4s"
+        _ = try await TestHTTP.get(server.url(hit))
+        try await HitPathTests.waitForEntries(1, on: server)
+        let port = server.port
+        let answers = try await offPool { () -> [RawConnection.Answer] in
+            let connection = try RawConnection(port: port, timeout: 10)
+            return try [miss, hit, hit].map { target in
+                connection.send(RawConnection.request("GET", target))
+                return try connection.readAnswer()
+            }
+        }
+        #expect(answers.map { $0.headers["x-cache"] ?? "" } == ["MISS", "HIT", "HIT"])
+        #expect(answers[0].body == origin.file(for: "/fmp4/seg2.m4s"))
+        #expect(answers[1].body == origin.file(for: Self.segment))
+        #expect(try await Self.eventLoopHits(server) == 2)
+        #expect(try await server.metric("hlscache_front_hits_total") == 2)
+        await server.stop()
+    }
+
+    @Test("after a request with a body, the decoder reads the connection: later requests, pipelined too, are answered")
+    func requestWithABodyHandsTheConnectionOver() async throws {
+        let origin = StreamOrigin()
+        try await origin.start()
+        defer { origin.stop() }
+        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
+        let hit = "/o/http/127.0.0.1:\(origin.port)\(Self.segment)"
+        _ = try await TestHTTP.get(server.url(hit))
+        try await HitPathTests.waitForEntries(1, on: server)
+        let before = try await Self.eventLoopHits(server)
+        let port = server.port
+        let answers = try await offPool { () -> [RawConnection.Answer] in
+            let connection = try RawConnection(port: port, timeout: 10)
+            let post = "POST \(hit) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\n\r\nhello"
+            connection.send(post)
+            let refused = try connection.readAnswer()
+            connection.send(RawConnection.request("GET", hit))
+            let got = try connection.readAnswer()
+            connection.send(RawConnection.request("HEAD", hit) + RawConnection.request("GET", hit))
+            return [refused, got, try connection.readAnswer(isHead: true), try connection.readAnswer()]
+        }
+        #expect(answers[0].status == 405)
+        #expect(answers[1].status == 200)
+        #expect(answers[1].body == origin.file(for: Self.segment))
+        #expect(answers[2].status == 200)
+        #expect(answers[2].headers["content-length"] == answers[1].headers["content-length"])
+        #expect(answers[3].body == answers[1].body)
+        // The hits were read by the decoder; the hit path behind it still answers them on the event loop.
+        #expect(try await Self.eventLoopHits(server) == before + 3)
+        #expect(try await server.metric("hlscache_front_hits_total") == 0)
+        await server.stop()
+    }
+}
