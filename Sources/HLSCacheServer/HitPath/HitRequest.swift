@@ -8,7 +8,7 @@ import NIOHTTP1
 /// `nil` for anything the async responder answers better: a method other than GET, HEAD and OPTIONS, HTTP/1.0
 /// (its answer's framing and version are ``CloseNormalizer``'s), a target that is not origin-form (`/…`), an
 /// upgrade request, or more than one `Host`. Those go on to Hummingbird, which answers them as before.
-struct HitRequest {
+struct HitRequest: Equatable {
     /// GET, HEAD or OPTIONS.
     var method: HTTPRequest.Method
     /// The request target as received (path and query).

@@ -208,7 +208,8 @@ enum RequestHeadScanner {
             return true
         }
 
-        /// One field line, `name: value CRLF`, with the value's surrounding spaces cut: `nil` when incomplete,
+        /// One field line, `name: value CRLF`, with the spaces before the value cut and those after it kept, as the
+        /// decoder keeps them: `nil` when incomplete,
         /// `.some(nil)` when malformed (no name, a space before the colon, a folded line, a control byte, a bare CR
         /// or LF).
         mutating func field() -> (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>)?? {
@@ -229,10 +230,8 @@ enum RequestHeadScanner {
             }
             guard index + 1 < bytes.count else { return nil }
             guard bytes[index + 1] == UInt8(ascii: "\n") else { return .some(nil) }
-            var valueEnd = index
-            while valueEnd > valueStart, isSpace(bytes[valueEnd - 1]) { valueEnd -= 1 }
             offset = index + 2
-            return .some((name, UnsafeBufferPointer(rebasing: bytes[valueStart..<valueEnd])))
+            return .some((name, UnsafeBufferPointer(rebasing: bytes[valueStart..<index])))
         }
     }
 }
