@@ -109,7 +109,12 @@ let package = Package(
         ),
         .executableTarget(
             name: "hlscache-fuzz",
-            dependencies: ["ByteRanges", "DASHManifest", "HLSPlaylist", "SegmentCache"],
+            dependencies: [
+                "ByteRanges", "DASHManifest", "HLSCacheServer", "HLSPlaylist", "SegmentCache",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

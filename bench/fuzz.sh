@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs="${1:-10000000}"
-targets="${HLSCACHE_FUZZ_TARGETS:-playlist range target mpd}"
+targets="${HLSCACHE_FUZZ_TARGETS:-playlist range target mpd request}"
 corpus="${HLSCACHE_CORPUS:-$(cd .. && pwd)/shared/corpus}"
 scratch=.build-fuzz
 swift build -c release --product hlscache-fuzz --scratch-path "$scratch" \
@@ -37,6 +37,15 @@ seed_dir() {
             for seed in "bytes=0-99" "bytes=100-" "bytes=-500" "bytes=0-9223372036854775807" "bytes 0-99/100" \
                 "bytes 5-9/*" "bytes=1-2, 4-5" " BYTES=7-7 " "bytes 0-0/1"; do
                 printf '%s' "$seed" > "$dir/$index"; index=$((index + 1))
+            done
+            ;;
+        request)
+            local index=0
+            for seed in "GET /o/https/cdn.test/a.ts HTTP/1.1\r\nHost: h\r\n\r\n" \
+                "HEAD /a?b=c HTTP/1.1\r\nRange: bytes=1-2\r\nConnection: keep-alive, close\r\n\r\n" \
+                "OPTIONS /x HTTP/1.1\r\nOrigin: https://p.test\r\nAccess-Control-Request-Headers: range\r\n\r\n" \
+                "GET /v HTTP/1.1\r\nVia: 1.1 a\r\nVia: 1.1 b \r\nX-HLSCache-Read-Ahead: 1\r\n\r\n"; do
+                printf '%b' "$seed" > "$dir/$index"; index=$((index + 1))
             done
             ;;
         target)

@@ -1,7 +1,11 @@
 import ByteRanges
 import DASHManifest
 import Foundation
+import HLSCacheServer
 import HLSPlaylist
+import NIOCore
+import NIOEmbedded
+import NIOHTTP1
 import SegmentCache
 
 /// The fuzzing harnesses: each feeds one input to a parser that takes hostile bytes and exercises what is computed
@@ -15,6 +19,9 @@ enum FuzzTarget: String, CaseIterable {
     case target
     /// The MPD parser (libxml2 and the model reader) and the MPD rewriter.
     case mpd
+    /// The hit front's request head scanner, against the HTTP/1 decoder: a head it reads that the decoder reads
+    /// otherwise is a crash.
+    case request
 
     /// The harness `HLSCACHE_FUZZ_TARGET` names (`playlist` when unset).
     static let selected: FuzzTarget = {
@@ -30,6 +37,7 @@ enum FuzzTarget: String, CaseIterable {
         case .range: Self.range(String(decoding: input, as: UTF8.self))
         case .target: Self.target(String(decoding: input, as: UTF8.self))
         case .mpd: Self.mpd(Array(input))
+        case .request: Self.request(Array(input))
         }
     }
 
@@ -61,6 +69,22 @@ enum FuzzTarget: String, CaseIterable {
         if let contentRange = ContentRange(header: header) {
             _ = contentRange.length
             _ = ByteRange(offset: contentRange.first, length: contentRange.length)
+        }
+    }
+
+    private static func request(_ bytes: [UInt8]) {
+        guard case .request(let request, let length) = RequestHeadScanner.scan(ByteBuffer(bytes: bytes)) else {
+            return
+        }
+        let channel = EmbeddedChannel(handler: ByteToMessageHandler(HTTPRequestDecoder()))
+        let decoded = Result { try channel.writeInbound(ByteBuffer(bytes: bytes[..<length])) }
+        var parts: [HTTPServerRequestPart] = []
+        while let part = try? channel.readInbound(as: HTTPServerRequestPart.self) { parts.append(part) }
+        _ = try? channel.finish()
+        guard case .success = decoded, parts.count == 2, case .head(let head) = parts[0], case .end(nil) = parts[1],
+            HitRequest(head) == request
+        else {
+            fatalError("the scanner read \(request) from a head the decoder reads as \(parts) (\(decoded))")
         }
     }
 

@@ -8,23 +8,23 @@ import NIOHTTP1
 /// `nil` for anything the async responder answers better: a method other than GET, HEAD and OPTIONS, HTTP/1.0
 /// (its answer's framing and version are ``CloseNormalizer``'s), a target that is not origin-form (`/…`), an
 /// upgrade request, or more than one `Host`. Those go on to Hummingbird, which answers them as before.
-struct HitRequest: Equatable {
+package struct HitRequest: Equatable {
     /// GET, HEAD or OPTIONS.
-    var method: HTTPRequest.Method
+    package var method: HTTPRequest.Method
     /// The request target as received (path and query).
-    var target: String
+    package var target: String
     /// `Origin`, for the CORS grant.
-    var origin: String?
+    package var origin: String?
     /// `Range`.
-    var range: String?
+    package var range: String?
     /// `Via`: the hlscache nodes the request passed through.
-    var via: String?
+    package var via: String?
     /// `Access-Control-Request-Headers`, for a preflight's answer.
-    var accessControlRequestHeaders: String?
+    package var accessControlRequestHeaders: String?
     /// Whether the request is a fleet node's read-ahead (``RequestResolution/readAheadHeader``).
-    var isReadAhead: Bool
+    package var isReadAhead: Bool
     /// Whether the connection closes after the answer (`Connection: close`).
-    var closes: Bool
+    package var closes: Bool
 
     /// A request read by ``RequestHeadScanner``.
     init(
@@ -42,7 +42,7 @@ struct HitRequest: Equatable {
     }
 
     /// - Parameter head: the decoded request head.
-    init?(_ head: HTTPRequestHead) {
+    package init?(_ head: HTTPRequestHead) {
         guard head.version == .http1_1 else { return nil }
         switch head.method {
         case .GET: method = .get

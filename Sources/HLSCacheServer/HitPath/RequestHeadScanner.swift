@@ -8,9 +8,9 @@ import NIOCore
 /// (another method or version, a body or its framing headers, `Expect`, an upgrade, folded or malformed lines,
 /// bare line feeds, control bytes, a head over ``maxHeadLength``) is ``Scan/other``, and from then on the decoder reads
 /// the connection. So no request is read one way here and another way there.
-enum RequestHeadScanner {
+package enum RequestHeadScanner {
     /// What the start of a connection's unread bytes holds.
-    enum Scan {
+    package enum Scan {
         /// A complete head the hit path may answer, `length` bytes long (no body follows it).
         case request(HitRequest, length: Int)
         /// The start of a head that may still become one: more bytes are needed.
@@ -20,10 +20,10 @@ enum RequestHeadScanner {
     }
 
     /// The longest head read here (the decoder allows more, so nothing it accepts is refused for its length).
-    static let maxHeadLength = 16 << 10
+    package static let maxHeadLength = 16 << 10
 
     /// Reads the head at the start of `bytes`.
-    static func scan(_ bytes: ByteBuffer) -> Scan {
+    package static func scan(_ bytes: ByteBuffer) -> Scan {
         bytes.withUnsafeReadableBytes { scan(head: $0.assumingMemoryBound(to: UInt8.self)) }
     }
 
