@@ -34,6 +34,9 @@ extension SegmentCache {
         let now = clock.now()
         let accepts = { (metadata: EntryMetadata) in freshness == .any || !metadata.isExpired(at: now) }
         let chunkSize = configuration.readChunkSize
+        if let entry = recentlyCheckedHit(key, at: now, accepts: accepts) {
+            return entry.response(for: key, window: nil, chunkSize: chunkSize)
+        }
         if let entry = heldOrOpenedEntry(key), accepts(entry.metadata) {
             noteHit(entry, at: now)
             return entry.response(for: key, window: nil, chunkSize: chunkSize)
@@ -65,6 +68,24 @@ extension SegmentCache {
             return entry.response(for: key, window: window, chunkSize: chunkSize)
         }
         return nil
+    }
+
+    /// The hot path of ``lookup(_:freshness:)``: the entry a recent hit left open for exactly `key` and checked within
+    /// ``Configuration/heldEntryRecheck``, if `accepts` takes it, marked used, all under one lock. `nil`: the full
+    /// lookup decides (nothing held, a check due, not accepted, or no longer in the index).
+    private func recentlyCheckedHit(
+        _ key: CacheKey, at now: Date, accepts: (EntryMetadata) -> Bool
+    ) -> StoredEntry? {
+        let monotonic = Self.monotonicMilliseconds()
+        let recheck = heldEntryRecheckMilliseconds
+        let time = now.millisecondsSince1970
+        return withState { state in
+            guard let held = state.openEntry(for: key), held.verifiedAt != 0, monotonic &- held.verifiedAt < recheck,
+                accepts(held.metadata), state.touch(held.digest, at: time)
+            else { return nil }
+            state.noteRange(held.digest, held.metadata.key.range)
+            return held
+        }
     }
 
     /// The published entry of exactly `key`: the one a recent hit left open when its file is still the published one,

@@ -35,18 +35,27 @@ extension Answer {
         if let readAhead = components.readAhead, rendered.isLive, rendered.readAheadQueued.claim() {
             readAhead.enqueue(rendered.newestSegments)
         }
+        // Appended to a fresh list (no field to replace), from fields made once where they can be.
         var headers = HTTPFields()
-        headers[.contentType] = rendered.contentType
+        headers.reserveCapacity(12)
+        headers.append(rendered.contentTypeField)
         // Nodes that send `Via` get the manifest as stored (``ObjectHead``): a shared cache in front keeps the two apart.
-        headers[.vary] = "Via"
-        headers[.cacheControl] = playlistCacheControl(rendered, metadata: metadata)
-        if let lastModified = metadata.lastModified { headers[.lastModified] = lastModified }
+        headers.append(Self.varyVia)
+        headers.append(
+            rendered.liveCacheControlField
+                ?? HTTPField(name: .cacheControl, value: playlistCacheControl(rendered, metadata: metadata)))
+        if let lastModified = metadata.lastModified {
+            headers.append(HTTPField(name: .lastModified, value: lastModified))
+        }
         if result == .stale {
-            headers[.age] = String(max(0, Int(-metadata.fetchedAt.timeIntervalSinceNow)))
+            headers.append(HTTPField(name: .age, value: String(max(0, Int(-metadata.fetchedAt.timeIntervalSinceNow)))))
         }
         return Answer(
             .ok, headers: headers, body: body, length: Int64(rendered.body.length), result: result, record: record)
     }
+
+    /// `Vary: Via`.
+    private static let varyVia = HTTPField(name: .vary, value: "Via")
 
     /// What players may cache the playlist for: live, half a target duration (at least 1 s); others, what
     /// remains of their freshness, at most a minute for multivariant playlists.

@@ -52,7 +52,7 @@ struct Answer: Sendable {
         if !headers.contains(.cacheControl) { headers.append(HTTPField(name: .cacheControl, value: "no-store")) }
         // Appended, not set: no builder sets these three (they are the answer's own), so none is there to replace.
         headers.append(HTTPField(name: .xRequestID, value: record.id))
-        if result != .error { headers.append(HTTPField(name: .xCache, value: result.header)) }
+        if let field = result.xCacheField { headers.append(field) }
         if let length { headers.append(HTTPField(name: .contentLength, value: String(length))) }
         record.cors.apply(to: &headers)
         self.status = status

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import HTTPTypes
 import NIOCore
 import SegmentCache
 import Synchronization
@@ -24,6 +25,28 @@ struct RenderedPlaylist: Sendable {
     /// Set by the first answer that sends this rendering, which queues the read-ahead of ``newestSegments``: once
     /// per origin version, not once per player request (shared by the copies of this value).
     let readAheadQueued = OnceFlag()
+    /// `Content-Type`, made once (a field checks its value when made).
+    let contentTypeField: HTTPField
+    /// A live manifest's `Cache-Control` (the same for every answer of this rendering), made once; `nil` for others,
+    /// whose remaining freshness changes.
+    let liveCacheControlField: HTTPField?
+
+    /// A rendering; see the properties.
+    init(
+        body: RenderedBody, contentType: String, isLive: Bool, isMultivariant: Bool, liveFreshSeconds: Double,
+        liveStaleLimitSeconds: Double, newestSegments: [CacheKey]
+    ) {
+        self.body = body
+        self.contentType = contentType
+        self.isLive = isLive
+        self.isMultivariant = isMultivariant
+        self.liveFreshSeconds = liveFreshSeconds
+        self.liveStaleLimitSeconds = liveStaleLimitSeconds
+        self.newestSegments = newestSegments
+        contentTypeField = HTTPField(name: .contentType, value: contentType)
+        liveCacheControlField =
+            isLive ? HTTPField(name: .cacheControl, value: "public, max-age=\(max(1, Int(liveFreshSeconds)))") : nil
+    }
 
     /// What the rendering costs the memory tier.
     var memoryCost: Int {

@@ -20,13 +20,6 @@ struct AccessRecord: Sendable {
     /// What the CORS policy grants the request's page, applied to whatever answer it gets.
     var cors: CORSPolicy.Grant = .none
 
-    /// Writes the access-log line and counts the request.
-    /// - Parameters:
-    ///   - status: the status code sent.
-    ///   - bytes: body bytes sent; negative when the response was aborted.
-    ///   - result: how the cache served it.
-    ///   - aborted: why the response was cut short, if it was.
-    ///   - components: where the metrics, activity and logger are.
     /// The access-log line's fields, keys in the order the log handler sorts metadata keys (so that the line is
     /// the same whether it goes through swift-log or straight to the output).
     func logFields(
@@ -45,6 +38,13 @@ struct AccessRecord: Sendable {
         ]
     }
 
+    /// Writes the access-log line and counts the request.
+    /// - Parameters:
+    ///   - status: the status code sent.
+    ///   - bytes: body bytes sent; negative when the response was aborted.
+    ///   - result: how the cache served it.
+    ///   - aborted: why the response was cut short, if it was.
+    ///   - components: where the metrics, activity and logger are.
     func finish(
         status: Int, bytes: Int64, result: CacheResult, aborted: (any Error)?, components: ServerComponents
     ) {

@@ -10,7 +10,8 @@ import Synchronization
 final class ServerMetrics: Sendable {
     private let registry = PrometheusCollectorRegistry()
     private let factory: PrometheusMetricsFactory
-    private let requests: [String: CoreMetrics.Counter]
+    /// `hlscache_requests_total{kind,cache}`, at `kind.index * CacheResult.allCases.count + result.index`.
+    private let requests: [CoreMetrics.Counter]
     private let originRequests = Mutex<[String: CoreMetrics.Counter]>([:])
     /// `hlscache_origin_bytes_total`: body bytes received from origins.
     let originBytes: CoreMetrics.Counter
@@ -44,13 +45,15 @@ final class ServerMetrics: Sendable {
 
     init() {
         factory = PrometheusMetricsFactory(registry: registry)
-        var requests: [String: CoreMetrics.Counter] = [:]
+        var requests: [CoreMetrics.Counter] = []
         for kind in RequestKind.allCases {
             for result in CacheResult.allCases {
-                requests["\(kind.rawValue)|\(result.rawValue)"] = CoreMetrics.Counter(
-                    label: "hlscache_requests_total",
-                    dimensions: [("kind", kind.rawValue), ("cache", result.rawValue)],
-                    factory: factory)
+                precondition(requests.count == kind.index * CacheResult.allCases.count + result.index)
+                requests.append(
+                    CoreMetrics.Counter(
+                        label: "hlscache_requests_total",
+                        dimensions: [("kind", kind.rawValue), ("cache", result.rawValue)],
+                        factory: factory))
             }
         }
         self.requests = requests
@@ -95,7 +98,7 @@ final class ServerMetrics: Sendable {
 
     /// Counts a client request by kind and cache result, with its duration.
     func request(kind: RequestKind, result: CacheResult, duration: Duration) {
-        requests["\(kind.rawValue)|\(result.rawValue)"]?.increment()
+        requests[kind.index * CacheResult.allCases.count + result.index].increment()
         requestDuration.recordNanoseconds(Int64(duration.seconds * 1e9))
     }
 
