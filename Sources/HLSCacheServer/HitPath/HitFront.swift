@@ -14,7 +14,7 @@ import NIOCore
 /// unusual), every byte for the rest of the connection. While an answer of ours is being written and the socket is
 /// not writable, the requests after it wait and reads are held; a half-close and a graceful-shutdown quiesce wait
 /// for our answers.
-final class HitFront: ChannelDuplexHandler, RemovableChannelHandler {
+final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushed {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
     typealias OutboundIn = IOData
@@ -42,6 +42,8 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler {
     private var heldInputClosed: Any?
     private var heldQuiesce: Any?
     private var quiescing = false
+    /// Whether a flush is asked for at the end of the event loop's round (``EventLoopFlushes``).
+    private var flushAsked = false
 
     /// - Parameters:
     ///   - components: the server's cache and configuration.
@@ -79,7 +81,7 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler {
     private func readRequests(_ bytes: inout ByteBuffer, context: ChannelHandlerContext) -> Bool {
         var answered = false
         var handedBytesOn = false
-        defer { if answered { context.flush() } }
+        defer { if answered { flushAtEndOfRound(context: context) } }
         while bytes.readableBytes > 0, mode == .reading {
             if sending > 0, !context.channel.isWritable {
                 unread = bytes
@@ -145,6 +147,18 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler {
             if self.sending == 0 { self.finishedSending(context: context) }
         }
         connection.eventLoopAnswerEnded(written.futureResult)
+    }
+
+    /// Flushes our answers at the end of the event loop's round, once.
+    private func flushAtEndOfRound(context: ChannelHandlerContext) {
+        guard !flushAsked else { return }
+        flushAsked = true
+        EventLoopFlushes.flush(self, context: context)
+    }
+
+    func roundEnded(context: ChannelHandlerContext) {
+        flushAsked = false
+        context.flush()
     }
 
     /// The largest body copied into its head's buffer (one write instead of two).
