@@ -6,24 +6,25 @@ import SegmentCache
 import Synchronization
 
 /// A manifest as served (an HLS playlist or a DASH MPD): rewritten bytes and what the server needs to know about
-/// it, computed once per origin version.
-struct RenderedPlaylist: Sendable {
+/// it, computed once per origin version. A class: every answer that sends it shares it (a hit passes one reference,
+/// not a dozen fields to retain and release).
+final class RenderedPlaylist: Sendable {
     /// The rewritten manifest, shared by every response that sends it.
-    var body: RenderedBody
+    let body: RenderedBody
     /// The `Content-Type` it is served with.
-    var contentType: String
+    let contentType: String
     /// Whether it is live (a live media playlist, a dynamic MPD): refreshed every ``liveFreshSeconds``.
-    var isLive: Bool
+    let isLive: Bool
     /// Whether it is a multivariant playlist.
-    var isMultivariant: Bool
+    let isMultivariant: Bool
     /// How long a live manifest stays fresh: half a target duration, or a dynamic MPD's update period.
-    var liveFreshSeconds: Double
+    let liveFreshSeconds: Double
     /// How old an expired live manifest may be and still be served when the origin fails.
-    var liveStaleLimitSeconds: Double
+    let liveStaleLimitSeconds: Double
     /// The keys of its newest segments, as many as live read-ahead fetches (media playlists).
-    var newestSegments: [CacheKey]
+    let newestSegments: [CacheKey]
     /// Set by the first answer that sends this rendering, which queues the read-ahead of ``newestSegments``: once
-    /// per origin version, not once per player request (shared by the copies of this value).
+    /// per origin version, not once per player request.
     let readAheadQueued = OnceFlag()
     /// `Content-Type`, made once (a field checks its value when made).
     let contentTypeField: HTTPField
