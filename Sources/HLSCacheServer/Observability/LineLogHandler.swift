@@ -49,11 +49,26 @@ public struct LineLogHandler: LogHandler {
     ///   - message: the message.
     ///   - fields: the metadata, keys sorted as `log(event:)` sorts them.
     static func queueInfoLine(message: String, fields: [(key: String, value: String)]) {
-        var line = textLine(
-            timestamp: LogTimestamp.now(), level: .info, message: message,
-            fields: fields.lazy.map { ($0.key, Logger.Metadata.Value.string($0.value)) })
-        line += "\n"
-        LogOutput.standardOutput.append(line)
+        LogOutput.standardOutput.append(bytes: infoLine(timestamp: nil, message: message, fields: fields))
+    }
+
+    /// The bytes of ``textLine(timestamp:level:message:fields:)`` for an `info` line of string fields, and its newline,
+    /// made straight into one buffer (no string grown field by field).
+    /// - Parameter timestamp: the timestamp; `nil` for now.
+    static func infoLine(timestamp: String?, message: String, fields: [(key: String, value: String)]) -> [UInt8] {
+        var line: [UInt8] = []
+        line.reserveCapacity(256)
+        if let timestamp { line.append(contentsOf: timestamp.utf8) } else { LogTimestamp.append(to: &line) }
+        line.append(contentsOf: " info ".utf8)
+        line.append(contentsOf: SecretRedaction.redact(message).utf8)
+        for (key, value) in fields {
+            line.append(UInt8(ascii: " "))
+            line.append(contentsOf: key.utf8)
+            line.append(UInt8(ascii: "="))
+            appendTextValue(SecretRedaction.redact(value), to: &line)
+        }
+        line.append(UInt8(ascii: "\n"))
+        return line
     }
 
     /// A text line without its newline: timestamp, level, message, then `key=value` for each field in the order
@@ -114,9 +129,26 @@ public struct LineLogHandler: LogHandler {
         } else {
             text = SecretRedaction.redact("\(value)")
         }
+        var bytes: [UInt8] = []
+        appendTextValue(text, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends a (redacted) value as the text format writes it: quoted, with its quotes escaped, when it is empty or
+    /// holds a space, a quote or `=`; as it is otherwise.
+    private static func appendTextValue(_ text: String, to line: inout [UInt8]) {
         let needsQuotes =
             text.isEmpty
             || text.utf8.contains { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "=") }
-        return needsQuotes ? "\"" + text.replacingOccurrences(of: "\"", with: "\\\"") + "\"" : text
+        guard needsQuotes else {
+            line.append(contentsOf: text.utf8)
+            return
+        }
+        line.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            if byte == UInt8(ascii: "\"") { line.append(UInt8(ascii: "\\")) }
+            line.append(byte)
+        }
+        line.append(UInt8(ascii: "\""))
     }
 }

@@ -52,6 +52,11 @@ final class LogOutput: Sendable {
         _ = enqueue(line, urgent: false)
     }
 
+    /// Queues the bytes of a line (with its newline) for the writer thread.
+    func append(bytes line: [UInt8]) {
+        _ = enqueue(line, urgent: false)
+    }
+
     /// Queues `line` to be written at once.
     func write(_ line: String) {
         _ = enqueue(line, urgent: true)
@@ -70,13 +75,22 @@ final class LogOutput: Sendable {
     /// Adds `line` to the buffer (or counts it dropped, past the bound) and wakes the writer when it needs waking.
     /// - Returns: the line's number, for ``wait(until:atMost:)``.
     private func enqueue(_ line: String, urgent: Bool) -> UInt64 {
+        var line = line
+        return line.withUTF8 { enqueue($0, urgent: urgent) }
+    }
+
+    private func enqueue(_ line: [UInt8], urgent: Bool) -> UInt64 {
+        line.withUnsafeBufferPointer { enqueue($0, urgent: urgent) }
+    }
+
+    private func enqueue(_ line: UnsafeBufferPointer<UInt8>, urgent: Bool) -> UInt64 {
         let (number, signal) = buffer.withLock { buffer -> (UInt64, Bool) in
             let wasIdle = buffer.bytes.isEmpty && !buffer.urgent
-            if buffer.bytes.count + line.utf8.count > maxBufferedBytes {
+            if buffer.bytes.count + line.count > maxBufferedBytes {
                 buffer.dropped += 1
                 return (buffer.queued, false)
             }
-            buffer.bytes.append(contentsOf: line.utf8)
+            buffer.bytes.append(contentsOf: line)
             buffer.queued += 1
             let wasUrgent = buffer.urgent
             buffer.urgent = buffer.urgent || urgent
@@ -138,13 +152,19 @@ final class LogOutput: Sendable {
 enum LogTimestamp {
     /// The time now.
     static func now() -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(24)
+        append(to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends the time now to `bytes`.
+    static func append(to bytes: inout [UInt8]) {
         let now = Date().timeIntervalSince1970
         var seconds = time_t(now.rounded(.down))
         let milliseconds = min(999, Int((now - now.rounded(.down)) * 1000))
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(24)
         func digits(_ value: Int, _ width: Int) {
             var divisor = 1
             for _ in 1..<width { divisor *= 10 }
@@ -169,6 +189,5 @@ enum LogTimestamp {
         bytes.append(UInt8(ascii: "."))
         digits(milliseconds, 3)
         bytes.append(UInt8(ascii: "Z"))
-        return String(decoding: bytes, as: UTF8.self)
     }
 }
