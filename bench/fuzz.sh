@@ -44,7 +44,8 @@ seed_dir() {
             for seed in "GET /o/https/cdn.test/a.ts HTTP/1.1\r\nHost: h\r\n\r\n" \
                 "HEAD /a?b=c HTTP/1.1\r\nRange: bytes=1-2\r\nConnection: keep-alive, close\r\n\r\n" \
                 "OPTIONS /x HTTP/1.1\r\nOrigin: https://p.test\r\nAccess-Control-Request-Headers: range\r\n\r\n" \
-                "GET /v HTTP/1.1\r\nVia: 1.1 a\r\nVia: 1.1 b \r\nX-HLSCache-Read-Ahead: 1\r\n\r\n"; do
+                "GET /v HTTP/1.1\r\nVia: 1.1 a\r\nVia: 1.1 b \r\nX-HLSCache-Read-Ahead: 1\r\n\r\n" \
+                "GET /c HTTP/1.1\r\nConnection: close, x\r\nProxy-Connection: keep-alive\r\n\r\n"; do
                 printf '%b' "$seed" > "$dir/$index"; index=$((index + 1))
             done
             ;;

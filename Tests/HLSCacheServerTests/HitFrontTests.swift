@@ -105,4 +105,33 @@ struct HitFrontTests {
         #expect(try await server.metric("hlscache_front_hits_total") == 0)
         await server.stop()
     }
+
+    @Test("pipelined answers: the idle clock waits for the last one on the wire, not the first")
+    func idleClockWaitsForTheLastPipelinedAnswer() async throws {
+        let origin = StreamOrigin()
+        try await origin.start()
+        defer { origin.stop() }
+        let server = try await ServerProcess.start(arguments: [
+            "--allow-host", "127.0.0.1", "--prefetch", "0", "--idle-timeout", "1",
+        ])
+        let small = "/o/http/127.0.0.1:\(origin.port)\(Self.segment)"
+        let large = "/o/http/127.0.0.1:\(origin.port)\(HitPathTests.largePath)"
+        _ = try await TestHTTP.get(server.url(small))
+        _ = try await TestHTTP.get(server.url(large))
+        try await HitPathTests.waitForEntries(2, on: server)
+        let port = server.port
+        let answers = try await offPool { () -> [RawConnection.Answer] in
+            let connection = try RawConnection(port: port, timeout: 10)
+            connection.send(RawConnection.request("GET", small) + RawConnection.request("GET", large))
+            let first = try connection.readAnswer()
+            // The large answer cannot all be in the socket buffers: it is still being sent when the idle timeout
+            // has passed since the first answer went out.
+            Thread.sleep(forTimeInterval: 2)
+            return [first, try connection.readAnswer()]
+        }
+        #expect(answers.map(\.status) == [200, 200])
+        #expect(answers[0].body == origin.file(for: Self.segment))
+        #expect(sameBytes(answers[1].body, StreamOrigin.pattern(count: 6_291_456)))
+        await server.stop()
+    }
 }

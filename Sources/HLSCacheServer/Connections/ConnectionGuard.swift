@@ -67,6 +67,9 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private var refusalSent = false
     /// For each request whose answer has not been written: whether the connection closes after it.
     private var closeAfter: [Bool] = []
+    /// Answers whose end has been written but is not on the wire yet (pipelined answers finish one after another):
+    /// no idle clock runs until the last is.
+    private var unwrittenEnds = 0
     /// Whether bytes of a request head have arrived since the last complete head.
     private var headStarted = false
     /// When the connection closes unless something happens first (a complete head, an answer); `nil`: no clock
@@ -142,6 +145,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     func eventLoopAnswerEnded(_ written: EventLoopFuture<Void>) {
         guard !closeAfter.isEmpty, let context else { return }
         let closing = closeAfter.removeFirst()
+        unwrittenEnds += 1
         written.assumeIsolated().whenComplete { _ in self.answerWritten(closing: closing, context: context) }
     }
 
@@ -190,6 +194,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             return
         }
         let closing = closeAfter.removeFirst()
+        unwrittenEnds += 1
         let written = promise ?? context.eventLoop.makePromise(of: Void.self)
         context.write(data, promise: written)
         written.futureResult.assumeIsolated().whenComplete { _ in
@@ -199,9 +204,10 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// An answer is written: close after it, or, the last one written, send a waiting refusal or start the clock.
     private func answerWritten(closing: Bool, context: ChannelHandlerContext) {
+        unwrittenEnds -= 1
         if closing {
             context.close(promise: nil)
-        } else if closeAfter.isEmpty {
+        } else if closeAfter.isEmpty, unwrittenEnds == 0 {
             if let refusal {
                 guard !refusalSent else { return }
                 refusalSent = true
@@ -241,7 +247,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             guard let deadline = self.deadline else { return }
             if deadline > NIODeadline.now() {
                 self.schedule(at: deadline, context: context)
-            } else if self.closeAfter.isEmpty {
+            } else if self.closeAfter.isEmpty, self.unwrittenEnds == 0 {
                 context.close(promise: nil)
             }
         }

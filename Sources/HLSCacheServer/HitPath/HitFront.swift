@@ -42,6 +42,12 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
     private var heldInputClosed: Any?
     private var heldQuiesce: Any?
     private var quiescing = false
+    /// Whether ``unread`` is the start of a head (not complete requests waiting for the socket).
+    private var unreadIsPartialHead = false
+    /// Whether ``readRequests(_:context:)`` is running (answers may complete inside it).
+    private var inReadLoop = false
+    /// Whether our last answer completed inside the read loop, which then finishes it.
+    private var finishDeferred = false
     /// Whether a flush is asked for at the end of the event loop's round (``EventLoopFlushes``).
     private var flushAsked = false
 
@@ -67,11 +73,33 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
         case .reading:
             var bytes = unwrapInboundIn(data)
             if var unread {
+                let searchFrom = unreadIsPartialHead ? max(0, unread.readableBytes - 3) : nil
                 self.unread = nil
                 unread.writeBuffer(&bytes)
                 bytes = unread
+                // The start of a head is read again only once its end may have come (or it is too long to wait
+                // for): a head sent a few bytes at a time costs one search of each byte, not a scan per read.
+                if let searchFrom, bytes.readableBytes < RequestHeadScanner.maxHeadLength,
+                    !Self.containsHeadEnd(bytes, from: searchFrom)
+                {
+                    self.unread = bytes
+                    return
+                }
             }
             readRequests(&bytes, context: context)
+        }
+    }
+
+    /// Whether `bytes` hold `CRLF CRLF` starting at or after `offset` (of their readable bytes).
+    private static func containsHeadEnd(_ bytes: ByteBuffer, from offset: Int) -> Bool {
+        bytes.withUnsafeReadableBytes { raw in
+            guard raw.count >= 4 else { return false }
+            var index = offset
+            while index + 3 < raw.count {
+                if raw[index] == 13, raw[index + 1] == 10, raw[index + 2] == 13, raw[index + 3] == 10 { return true }
+                index += 1
+            }
+            return false
         }
     }
 
@@ -81,7 +109,21 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
     private func readRequests(_ bytes: inout ByteBuffer, context: ChannelHandlerContext) -> Bool {
         var answered = false
         var handedBytesOn = false
-        defer { if answered { flushAtEndOfRound(context: context) } }
+        let outerLoop = !inReadLoop
+        inReadLoop = true
+        defer {
+            if answered { flushAtEndOfRound(context: context) }
+            if outerLoop {
+                inReadLoop = false
+                // An answer that completed during the loop (a flush by the handlers behind) left its held read and
+                // events for now, when no request of this read is still in hand.
+                if finishDeferred, sending == 0 {
+                    finishDeferred = false
+                    finishedSending(context: context)
+                }
+            }
+        }
+        unreadIsPartialHead = false
         while bytes.readableBytes > 0, mode == .reading {
             if sending > 0, !context.channel.isWritable {
                 unread = bytes
@@ -90,10 +132,10 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
             switch RequestHeadScanner.scan(bytes) {
             case .incomplete:
                 unread = bytes
+                unreadIsPartialHead = true
                 return handedBytesOn
             case .other:
-                mode = .handedOver
-                context.fireChannelRead(wrapInboundOut(bytes))
+                handOver(bytes, context: context)
                 return true
             case .request(let request, let length):
                 if let answer = directAnswer(to: request), let body = ChannelBody(of: answer) {
@@ -102,14 +144,28 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
                     send(answer, body: body, closing: request.closes, context: context)
                     answered = true
                     if request.closes { mode = .closing }
+                } else if request.closes {
+                    // The connection ends after this request's answer: the decoder reads the rest, as it would.
+                    handedOn += 1
+                    handOver(bytes, context: context)
+                    return true
                 } else if let head = bytes.readSlice(length: length) {
                     handedOn += 1
                     handedBytesOn = true
                     context.fireChannelRead(wrapInboundOut(head))
+                } else {
+                    handOver(bytes, context: context)
+                    return true
                 }
             }
         }
         return handedBytesOn
+    }
+
+    /// Hands `bytes` and everything after them to the decoder, for the rest of the connection.
+    private func handOver(_ bytes: ByteBuffer, context: ChannelHandlerContext) {
+        mode = .handedOver
+        context.fireChannelRead(wrapInboundOut(bytes))
     }
 
     /// The answer to `request` if it may be sent from here now: a fresh hit, on an idle connection.
@@ -164,8 +220,13 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
     /// The largest body copied into its head's buffer (one write instead of two).
     static let inlineBodyLimit = 16 << 10
 
-    /// Our last answer is written: requests waiting for the socket go on, then a held read, quiesce and half-close.
+    /// Our last answer is written: requests waiting for the socket go on, then a held read, quiesce and half-close
+    /// (not while requests of a read are in hand: the read's loop calls again when it ends).
     private func finishedSending(context: ChannelHandlerContext) {
+        guard !inReadLoop else {
+            finishDeferred = true
+            return
+        }
         resumeUnread(context: context)
         guard sending == 0 else { return }
         releaseRead(context: context)

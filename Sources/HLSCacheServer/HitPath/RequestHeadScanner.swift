@@ -5,8 +5,9 @@ import NIOCore
 /// path answers (GET, HEAD and OPTIONS with no body) in the strict form every client sends, and nothing else.
 ///
 /// It is stricter than the HTTP/1 decoder behind it, never more lenient: whatever it does not recognise whole
-/// (another method or version, a body or its framing headers, `Expect`, an upgrade, folded or malformed lines,
-/// bare line feeds, control bytes, a head over ``maxHeadLength``) is ``Scan/other``, and from then on the decoder reads
+/// (another method or version, a body or its framing headers, `Expect`, an upgrade, `Proxy-Connection`, folded or
+/// malformed lines, bare line feeds, control bytes, a head over ``maxHeadLength`` or ``maxFieldCount``) is
+/// ``Scan/other``, and from then on the decoder reads
 /// the connection. So no request is read one way here and another way there.
 package enum RequestHeadScanner {
     /// What the start of a connection's unread bytes holds.
@@ -21,6 +22,8 @@ package enum RequestHeadScanner {
 
     /// The longest head read here (the decoder allows more, so nothing it accepts is refused for its length).
     package static let maxHeadLength = 16 << 10
+    /// The most fields read here (the decoder allows more; so does a player's request need).
+    package static let maxFieldCount = 100
 
     /// Reads the head at the start of `bytes`.
     package static func scan(_ bytes: ByteBuffer) -> Scan {
@@ -57,7 +60,10 @@ package enum RequestHeadScanner {
             case .some(false): break
             }
             guard let line = cursor.field() else { return cursor.incomplete }
-            guard let (name, value) = line, fields.add(name: name, value: value) else { return .other }
+            fields.count += 1
+            guard let (name, value) = line, fields.count <= maxFieldCount, fields.add(name: name, value: value) else {
+                return .other
+            }
         }
     }
 
@@ -65,6 +71,7 @@ package enum RequestHeadScanner {
 
     /// The fields the hit path reads, gathered as the lines come.
     private struct Fields {
+        var count = 0
         var hosts = 0
         var closes = false
         var origin: String?
@@ -82,7 +89,10 @@ package enum RequestHeadScanner {
             case 6 where equal(name, "origin"): join(&origin, value)
             case 6 where equal(name, "expect"): return false
             case 7 where equal(name, "upgrade"): return false
+            // llhttp reads `Proxy-Connection` as `Connection`, and a tab in it its own way: the decoder's to read.
+            case 16 where equal(name, "proxy-connection"): return false
             case 10 where equal(name, "connection"):
+                guard !value.contains(UInt8(ascii: "\t")) else { return false }
                 for token in tokens(value) {
                     if equal(token, "upgrade") { return false }
                     if equal(token, "close") { closes = true }
