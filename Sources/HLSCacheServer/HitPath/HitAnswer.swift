@@ -6,11 +6,10 @@ import SegmentCache
 
 extension Answer {
     /// How the hit path resolves `request`: once per request, for its hit (``init(hitFor:resolution:components:)``)
-    /// and, when it is not one, for the fill it starts (``fillToStart(for:resolution:)``).
+    /// and, when it is not one, for the fill it starts (``fillToStart(for:resolution:)``); remembered on the event
+    /// loop's thread for the next request of the same target (``ResolutionMemo``).
     static func resolution(of request: HitRequest, components: ServerComponents) -> RequestResolution {
-        RequestResolution(
-            method: request.method, target: request.target, range: request.range, via: request.via,
-            isReadAhead: request.isReadAhead, components: components)
+        ResolutionMemo.resolution(of: request, components: components)
     }
 
     /// The answer to `request` (resolved to `resolution`) when it is a fresh hit the event loop can send at once,

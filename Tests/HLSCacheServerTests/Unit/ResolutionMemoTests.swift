@@ -1,0 +1,62 @@
+import HTTPTypes
+import SegmentCache
+import Testing
+
+@testable import HLSCacheServer
+
+/// The hit path's memo of resolutions gives what resolving again would, for the server it belongs to only.
+@Suite("Resolution memo")
+struct ResolutionMemoTests {
+    private static func request(_ target: String, method: HTTPRequest.Method = .get, range: String? = nil) -> HitRequest
+    {
+        HitRequest(
+            method: method, target: target, origin: nil, range: range, via: nil, accessControlRequestHeaders: nil,
+            isReadAhead: false, closes: false)
+    }
+
+    private static func url(_ resolution: RequestResolution) -> String? {
+        if case .origin(let resolved) = resolution { return resolved.url }
+        return nil
+    }
+
+    @Test("a remembered resolution is the one made again, for the same server; another server resolves afresh")
+    func memoFollowsItsServer() throws {
+        let forward = try RequestResolutionTests.components()
+        let reverse = try RequestResolutionTests.components { $0.reverseOrigin = "https://origin.test" }
+        let target = "/live/index.m3u8"
+        // Forward mode has no origin in this target; reverse mode maps it to its origin.
+        for _ in 0..<2 {
+            #expect(Self.url(ResolutionMemo.resolution(of: Self.request(target), components: forward)) == nil)
+            #expect(
+                Self.url(ResolutionMemo.resolution(of: Self.request(target), components: reverse))
+                    == "https://origin.test/live/index.m3u8")
+        }
+        let proxied = "/o/https/cdn.test/a.ts"
+        let first = ResolutionMemo.resolution(of: Self.request(proxied), components: forward)
+        let again = ResolutionMemo.resolution(of: Self.request(proxied), components: forward)
+        #expect(Self.url(first) == "https://cdn.test/a.ts" && Self.url(again) == Self.url(first))
+    }
+
+    @Test("a ranged request and another method are resolved for themselves")
+    func rangeAndMethodAreNotShared() throws {
+        let components = try RequestResolutionTests.components()
+        let target = "/o/https/cdn.test/b.ts"
+        _ = ResolutionMemo.resolution(of: Self.request(target), components: components)
+        guard
+            case .origin(let ranged) = ResolutionMemo.resolution(
+                of: Self.request(target, range: "bytes=0-9"), components: components)
+        else {
+            Issue.record("not an origin request")
+            return
+        }
+        #expect(ranged.key.range != nil)
+        guard
+            case .refused(let status, _) = ResolutionMemo.resolution(
+                of: Self.request(target, method: .post), components: components)
+        else {
+            Issue.record("a POST was not refused")
+            return
+        }
+        #expect(status == .methodNotAllowed)
+    }
+}
