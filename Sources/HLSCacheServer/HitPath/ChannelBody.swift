@@ -27,9 +27,23 @@ struct ChannelBody {
         }
     }
 
+    /// Follows the write of `answer`'s last part, whose end the caller has just written: `connection` takes the
+    /// answer's place among the connection's answers now; once `written` completes, the borrowed descriptor goes
+    /// back to the slice, the access record is finished, then `done` runs. On the event loop.
+    func follow(
+        _ written: EventLoopFuture<Void>, of answer: Answer, components: ServerComponents,
+        connection: ConnectionGuard, then done: @escaping () -> Void
+    ) {
+        written.assumeIsolated().whenComplete { result in
+            self.written(result, answer: answer, components: components)
+            done()
+        }
+        connection.eventLoopAnswerEnded(written)
+    }
+
     /// The write of the answer's last part completed with `result`: the borrowed descriptor goes back to the slice,
     /// and the answer's access record is finished.
-    func written(_ result: Result<Void, any Error>, answer: Answer, components: ServerComponents) {
+    private func written(_ result: Result<Void, any Error>, answer: Answer, components: ServerComponents) {
         _ = try? fileHandle?.takeDescriptorOwnership()
         switch result {
         case .success: answer.finished(bytes: bytes, aborted: nil, components: components)

@@ -180,13 +180,15 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
     /// after it. Finishes its access record once the last byte is written or the connection fails. The caller
     /// flushes.
     private func send(_ answer: Answer, body: ChannelBody, closing: Bool, context: ChannelHandlerContext) {
-        var head = context.channel.allocator.buffer(capacity: 512 + Self.inlineBodyLimit)
-        answer.writeHead(closing: closing, into: &head)
+        var inlined: ByteBuffer?
         var rest = body.data
-        if case .byteBuffer(var buffer) = rest, buffer.readableBytes <= Self.inlineBodyLimit {
-            head.writeBuffer(&buffer)
+        if case .byteBuffer(let buffer) = rest, buffer.readableBytes <= Self.inlineBodyLimit {
+            inlined = buffer
             rest = nil
         }
+        var head = context.channel.allocator.buffer(capacity: 512 + (inlined?.readableBytes ?? 0))
+        answer.writeHead(closing: closing, into: &head)
+        if var inlined { head.writeBuffer(&inlined) }
         let written = context.eventLoop.makePromise(of: Void.self)
         if let rest {
             context.write(wrapOutboundOut(.byteBuffer(head)), promise: nil)
@@ -196,13 +198,10 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
         }
         sending += 1
         components.metrics.frontHit(body: answer.bodyKind)
-        let components = components
-        written.futureResult.assumeIsolated().whenComplete { result in
-            body.written(result, answer: answer, components: components)
+        body.follow(written.futureResult, of: answer, components: components, connection: connection) {
             self.sending -= 1
             if self.sending == 0 { self.finishedSending(context: context) }
         }
-        connection.eventLoopAnswerEnded(written.futureResult)
     }
 
     /// Flushes our answers at the end of the event loop's round, once.

@@ -269,13 +269,10 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
         front?.forwardedAnswerEnded()
         sending += 1
         components.metrics.eventLoopHit(body: answer.bodyKind)
-        let components = components
-        written.futureResult.assumeIsolated().whenComplete { result in
-            body.written(result, answer: answer, components: components)
+        body.follow(written.futureResult, of: answer, components: components, connection: connection) {
             self.sending -= 1
             if self.sending == 0 { self.finishedSending(context: context) }
         }
-        connection.eventLoopAnswerEnded(written.futureResult)
         context.flush()
     }
 

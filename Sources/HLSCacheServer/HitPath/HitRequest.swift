@@ -51,56 +51,17 @@ package struct HitRequest: Equatable {
         default: return nil
         }
         guard head.uri.utf8.first == UInt8(ascii: "/") else { return nil }
-        var hosts = 0
-        var closes = false
-        var origin: String?
-        var range: String?
-        var via: String?
-        var requestHeaders: String?
-        var isReadAhead = false
+        var fields = HitRequestFields()
         for (name, value) in head.headers {
-            switch name.utf8.count {
-            case 4 where Self.equal(name, "host"): hosts += 1
-            case 5 where Self.equal(name, "range"): Self.join(&range, value)
-            case 3 where Self.equal(name, "via"): Self.join(&via, value)
-            case 6 where Self.equal(name, "origin"): Self.join(&origin, value)
-            case 7 where Self.equal(name, "upgrade"): return nil
-            case 10 where Self.equal(name, "connection"):
-                if Self.equal(value, "close") { closes = true }
-                if Self.equal(value, "upgrade") { return nil }
-            case 21 where Self.equal(name, "x-hlscache-read-ahead"): isReadAhead = true
-            case 30 where Self.equal(name, "access-control-request-headers"): Self.join(&requestHeaders, value)
-            default: break
-            }
+            var name = name
+            var value = value
+            let taken = name.withUTF8 { name in value.withUTF8 { fields.add(name: name, value: $0, fromBytes: false) } }
+            guard taken else { return nil }
         }
-        guard hosts <= 1 else { return nil }
-        self.target = head.uri
-        self.origin = origin
-        self.range = range
-        self.via = via
-        self.accessControlRequestHeaders = requestHeaders
-        self.isReadAhead = isReadAhead
         // An HTTP/1.1 request without `Connection: close` keeps the connection (the decoder's own test).
-        self.closes = closes || !head.isKeepAlive
-    }
-
-    /// A repeated field's values, joined as HTTP types joins them (`, `), so both writers read the same value.
-    private static func join(_ field: inout String?, _ value: String) {
-        field = field.map { $0 + ", " + value } ?? value
-    }
-
-    /// ASCII case-insensitive equality with a lowercase literal, without allocating.
-    private static func equal(_ text: String, _ lowercase: StaticString) -> Bool {
-        let bytes = text.utf8
-        guard bytes.count == lowercase.utf8CodeUnitCount else { return false }
-        return lowercase.withUTF8Buffer { expected in
-            var index = 0
-            for byte in bytes {
-                let folded = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
-                guard folded == expected[index] else { return false }
-                index += 1
-            }
-            return true
+        guard let request = fields.request(method: method, target: head.uri, closes: !head.isKeepAlive) else {
+            return nil
         }
+        self = request
     }
 }

@@ -49,105 +49,29 @@ package enum RequestHeadScanner {
         case .some(false): return .other
         case .none: return cursor.incomplete
         }
-        var fields = Fields()
+        var fields = HitRequestFields()
+        var fieldCount = 0
         while true {
             switch cursor.literal("\r\n") {
             case .some(true):
-                guard cursor.offset <= maxHeadLength, let request = fields.request(method: method, target: targetBytes)
+                guard cursor.offset <= maxHeadLength,
+                    let request = fields.request(method: method, target: String(decoding: targetBytes, as: UTF8.self))
                 else { return .other }
                 return .request(request, length: cursor.offset)
             case .none: return cursor.incomplete
             case .some(false): break
             }
             guard let line = cursor.field() else { return cursor.incomplete }
-            fields.count += 1
-            guard let (name, value) = line, fields.count <= maxFieldCount, fields.add(name: name, value: value) else {
-                return .other
-            }
+            fieldCount += 1
+            guard let (name, value) = line, fieldCount <= maxFieldCount,
+                fields.add(name: name, value: value, fromBytes: true)
+            else { return .other }
         }
     }
 
     private static let space = UInt8(ascii: " ")
 
-    /// The fields the hit path reads, gathered as the lines come.
-    private struct Fields {
-        var count = 0
-        var hosts = 0
-        var closes = false
-        var origin: String?
-        var range: String?
-        var via: String?
-        var requestHeaders: String?
-        var isReadAhead = false
-
-        /// Takes one field; `false` for one that makes the request another's to read.
-        mutating func add(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) -> Bool {
-            switch name.count {
-            case 4 where equal(name, "host"): hosts += 1
-            case 5 where equal(name, "range"): join(&range, value)
-            case 3 where equal(name, "via"): join(&via, value)
-            case 6 where equal(name, "origin"): join(&origin, value)
-            case 6 where equal(name, "expect"): return false
-            case 7 where equal(name, "upgrade"): return false
-            // llhttp reads `Proxy-Connection` as `Connection`, and a tab in it its own way: the decoder's to read.
-            case 16 where equal(name, "proxy-connection"): return false
-            case 10 where equal(name, "connection"):
-                guard !value.contains(UInt8(ascii: "\t")) else { return false }
-                for token in tokens(value) {
-                    if equal(token, "upgrade") { return false }
-                    if equal(token, "close") { closes = true }
-                }
-            case 14 where equal(name, "content-length"): return false
-            case 17 where equal(name, "transfer-encoding"): return false
-            case 21 where equal(name, "x-hlscache-read-ahead"): isReadAhead = true
-            case 30 where equal(name, "access-control-request-headers"): join(&requestHeaders, value)
-            default: break
-            }
-            return true
-        }
-
-        func request(method: HTTPRequest.Method, target: UnsafeBufferPointer<UInt8>) -> HitRequest? {
-            guard hosts <= 1 else { return nil }
-            return HitRequest(
-                method: method, target: String(decoding: target, as: UTF8.self), origin: origin, range: range,
-                via: via, accessControlRequestHeaders: requestHeaders, isReadAhead: isReadAhead, closes: closes)
-        }
-
-        /// A repeated field's values, joined as the decoder's path joins them (`, `).
-        private func join(_ field: inout String?, _ value: UnsafeBufferPointer<UInt8>) {
-            let text = String(decoding: value, as: UTF8.self)
-            field = field.map { $0 + ", " + text } ?? text
-        }
-    }
-
-    /// The comma-separated tokens of a field value, without their surrounding spaces.
-    private static func tokens(_ value: UnsafeBufferPointer<UInt8>) -> [UnsafeBufferPointer<UInt8>] {
-        var tokens: [UnsafeBufferPointer<UInt8>] = []
-        var start = 0
-        for end in 0...value.count where end == value.count || value[end] == UInt8(ascii: ",") {
-            var lower = start
-            var upper = end
-            while lower < upper, isSpace(value[lower]) { lower += 1 }
-            while upper > lower, isSpace(value[upper - 1]) { upper -= 1 }
-            tokens.append(UnsafeBufferPointer(rebasing: value[lower..<upper]))
-            start = end + 1
-        }
-        return tokens
-    }
-
     private static func isSpace(_ byte: UInt8) -> Bool { byte == space || byte == UInt8(ascii: "\t") }
-
-    /// ASCII case-insensitive equality with a lowercase literal.
-    private static func equal(_ bytes: UnsafeBufferPointer<UInt8>, _ lowercase: StaticString) -> Bool {
-        guard bytes.count == lowercase.utf8CodeUnitCount else { return false }
-        let expected = lowercase.utf8Start
-        for index in 0..<bytes.count {
-            let byte = bytes[index]
-            let folded = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
-            guard folded == expected[index] else { return false }
-        }
-        return true
-    }
 
     /// A `tchar` of RFC 9110 (a field name's and a method's bytes).
     private static func isTokenByte(_ byte: UInt8) -> Bool {

@@ -54,7 +54,7 @@ public struct HLSCacheServer: Sendable {
                             counter: connections, timeouts: timeouts, hitPath: hitPath ? components : nil)
                     ])),
             configuration: .init(
-                address: .hostname(configuration.host, port: configuration.port), serverName: "hlscache",
+                address: .hostname(configuration.host, port: configuration.port), serverName: Answer.serverName,
                 backlog: 1024,
                 // Past the cap, stop accepting (the kernel's backlog holds the rest); the guard's own, slightly
                 // lower cap answers 503 first.

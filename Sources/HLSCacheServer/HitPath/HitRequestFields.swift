@@ -1,0 +1,92 @@
+import HTTPTypes
+
+/// The fields of a request head the hit path reads, gathered as they come: the one list of them, and what each
+/// decides, for both readers of a head (``RequestHeadScanner`` from the connection's bytes, ``HitRequest/init(_:)``
+/// from the HTTP/1 decoder's head).
+struct HitRequestFields {
+    var hosts = 0
+    var closes = false
+    var origin: String?
+    var range: String?
+    var via: String?
+    var requestHeaders: String?
+    var isReadAhead = false
+
+    /// Takes one field.
+    /// - Parameters:
+    ///   - name: the field's name.
+    ///   - value: its value.
+    ///   - fromBytes: whether the head is read from the connection's bytes, where what only the decoder may read
+    ///     (body framing, `Expect`, `Proxy-Connection`, a tab in `Connection`) is refused too.
+    /// - Returns: `false` for a field that makes the request another's to read (an upgrade, and those above).
+    mutating func add(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>, fromBytes: Bool) -> Bool {
+        switch name.count {
+        case 4 where Self.equal(name, "host"): hosts += 1
+        case 5 where Self.equal(name, "range"): Self.join(&range, value)
+        case 3 where Self.equal(name, "via"): Self.join(&via, value)
+        case 6 where Self.equal(name, "origin"): Self.join(&origin, value)
+        case 7 where Self.equal(name, "upgrade"): return false
+        case 10 where Self.equal(name, "connection"):
+            // llhttp reads a tab in it its own way: the decoder's to read.
+            guard !fromBytes || !value.contains(UInt8(ascii: "\t")) else { return false }
+            for token in Self.tokens(value) {
+                if Self.equal(token, "upgrade") { return false }
+                if Self.equal(token, "close") { closes = true }
+            }
+        case 21 where Self.equal(name, "x-hlscache-read-ahead"): isReadAhead = true
+        case 30 where Self.equal(name, "access-control-request-headers"): Self.join(&requestHeaders, value)
+        // llhttp reads `Proxy-Connection` as `Connection`.
+        case 6 where fromBytes && Self.equal(name, "expect"),
+            14 where fromBytes && Self.equal(name, "content-length"),
+            16 where fromBytes && Self.equal(name, "proxy-connection"),
+            17 where fromBytes && Self.equal(name, "transfer-encoding"):
+            return false
+        default: break
+        }
+        return true
+    }
+
+    /// The request, unless more than one `Host` came.
+    /// - Parameter closes: whether the connection closes after it for another reason than `Connection: close`.
+    func request(method: HTTPRequest.Method, target: String, closes alsoCloses: Bool = false) -> HitRequest? {
+        guard hosts <= 1 else { return nil }
+        return HitRequest(
+            method: method, target: target, origin: origin, range: range, via: via,
+            accessControlRequestHeaders: requestHeaders, isReadAhead: isReadAhead, closes: closes || alsoCloses)
+    }
+
+    /// A repeated field's values, joined as the decoder's path and HTTP types join them (`, `).
+    private static func join(_ field: inout String?, _ value: UnsafeBufferPointer<UInt8>) {
+        let text = String(decoding: value, as: UTF8.self)
+        field = field.map { $0 + ", " + text } ?? text
+    }
+
+    /// The comma-separated tokens of a field value, without their surrounding spaces.
+    private static func tokens(_ value: UnsafeBufferPointer<UInt8>) -> [UnsafeBufferPointer<UInt8>] {
+        var tokens: [UnsafeBufferPointer<UInt8>] = []
+        var start = 0
+        for end in 0...value.count where end == value.count || value[end] == UInt8(ascii: ",") {
+            var lower = start
+            var upper = end
+            while lower < upper, isSpace(value[lower]) { lower += 1 }
+            while upper > lower, isSpace(value[upper - 1]) { upper -= 1 }
+            tokens.append(UnsafeBufferPointer(rebasing: value[lower..<upper]))
+            start = end + 1
+        }
+        return tokens
+    }
+
+    private static func isSpace(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+
+    /// ASCII case-insensitive equality with a lowercase literal.
+    private static func equal(_ bytes: UnsafeBufferPointer<UInt8>, _ lowercase: StaticString) -> Bool {
+        guard bytes.count == lowercase.utf8CodeUnitCount else { return false }
+        let expected = lowercase.utf8Start
+        for index in 0..<bytes.count {
+            let byte = bytes[index]
+            let folded = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
+            guard folded == expected[index] else { return false }
+        }
+        return true
+    }
+}
