@@ -21,6 +21,41 @@ extension SegmentCache {
         return hit
     }
 
+    /// What lets a caller answer the same hit again without a lookup for a short while (``renewedHit(_:)``): given
+    /// with a hit on an entry checked within ``Configuration/heldEntryRecheck``, it holds while nothing held open
+    /// changed, that check is recent and the entry is fresh; exactly when a lookup would find the same entry through
+    /// its hot path. A hit answered on a lease does not make its entry the most recently used: the next lookup does,
+    /// within a recheck period.
+    public struct HitLease: Sendable {
+        let heldChanges: UInt64
+        let verifiedAt: Int64
+        let expiry: Date?
+    }
+
+    /// ``publishedResponse(for:accepting:)``, with a ``HitLease`` in `lease` when the hit came through the hot path
+    /// (an entry checked within the recheck period); `nil` there otherwise.
+    public func publishedResponse(
+        for key: CacheKey, lease: inout HitLease?, accepting accept: (EntryMetadata) -> Bool
+    ) -> CacheResponse? {
+        guard let hit = lookup(key, freshness: .fresh, lease: &lease), accept(hit.metadata) else {
+            lease = nil
+            return nil
+        }
+        counters.hits.increment()
+        return hit
+    }
+
+    /// Whether `lease` still holds (see ``HitLease``); a hit is counted when it does, which the caller answers as it
+    /// answered the hit the lease came with.
+    public func renewedHit(_ lease: HitLease) -> Bool {
+        guard heldChanges.value == lease.heldChanges,
+            Self.monotonicMilliseconds() &- lease.verifiedAt < heldEntryRecheckMilliseconds
+        else { return false }
+        if let expiry = lease.expiry, expiry <= clock.now() { return false }
+        counters.hits.increment()
+        return true
+    }
+
     /// Counts a hit answered without a lookup of its own, from an entry its caller looked up for an identical request
     /// moments before (the requests an LL-HLS fill woke, answered together).
     public func countHit() {
@@ -31,10 +66,18 @@ extension SegmentCache {
     /// whose range runs past the end of its URL's whole object, when that is held, gets the whole object (its
     /// metadata names the whole key): the requester clips the range to it.
     func lookup(_ key: CacheKey, freshness: Freshness) -> CacheResponse? {
+        var lease: HitLease?
+        return lookup(key, freshness: freshness, lease: &lease)
+    }
+
+    /// ``lookup(_:freshness:)``, with a ``HitLease`` in `lease` when the hot path found the entry.
+    private func lookup(_ key: CacheKey, freshness: Freshness, lease: inout HitLease?) -> CacheResponse? {
         let now = clock.now()
         let accepts = { (metadata: EntryMetadata) in freshness == .any || !metadata.isExpired(at: now) }
         let chunkSize = configuration.readChunkSize
-        if let entry = recentlyCheckedHit(key, at: now, accepts: accepts) {
+        lease = nil
+        if let (entry, hotLease) = recentlyCheckedHit(key, at: now, accepts: accepts) {
+            lease = hotLease
             return entry.response(for: key, window: nil, chunkSize: chunkSize)
         }
         if let entry = heldOrOpenedEntry(key), accepts(entry.metadata) {
@@ -75,7 +118,7 @@ extension SegmentCache {
     /// lookup decides (nothing held, a check due, not accepted, or no longer in the index).
     private func recentlyCheckedHit(
         _ key: CacheKey, at now: Date, accepts: (EntryMetadata) -> Bool
-    ) -> StoredEntry? {
+    ) -> (StoredEntry, HitLease)? {
         let monotonic = Self.monotonicMilliseconds()
         let recheck = heldEntryRecheckMilliseconds
         let time = now.millisecondsSince1970
@@ -84,7 +127,9 @@ extension SegmentCache {
                 accepts(held.metadata), state.touch(held.digest, at: time)
             else { return nil }
             state.noteRange(held.digest, held.metadata.key.range)
-            return held
+            let lease = HitLease(
+                heldChanges: state.heldChanges.value, verifiedAt: held.verifiedAt, expiry: held.metadata.expiry)
+            return (held, lease)
         }
     }
 

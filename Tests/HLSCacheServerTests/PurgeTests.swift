@@ -92,6 +92,42 @@ struct PurgeTests {
         }
     }
 
+    @Test("a live playlist the event loops answer again and again is a miss right after its purge")
+    func keptLivePlaylistHitGivesWayToAPurge() async throws {
+        try await withServer(arguments: ["--admin-token", Self.token, "--prefetch", "0"]) { server, origin in
+            let path = "/kept/live.m3u8"
+            // Fresh for half its target duration: 30 s, longer than this test on a loaded machine.
+            let playlist = GraceTests.livePlaylist.replacingOccurrences(
+                of: "#EXT-X-TARGETDURATION:4", with: "#EXT-X-TARGETDURATION:60")
+            origin.set(path, .body(playlist, contentType: "application/vnd.apple.mpegurl"))
+            let url = server.proxied(origin.url(path))
+            #expect(try await Self.cached(url))
+            // Hits on new connections, so that both event loops keep the hit and answer it again.
+            for _ in 0..<10 { #expect(try await TestHTTP.get(url).header("x-cache") == "HIT") }
+            let fetched = origin.count(path)
+
+            // On one connection, so that the purge comes within the kept hit's lease (10 ms): two hits, the purge
+            // pipelined behind them, and a request as soon as its answer is read, which must not be the kept hit.
+            let target = url.replacingOccurrences(of: server.url(""), with: "")
+            let port = server.port
+            let answers = try await offPool { () -> [RawConnection.Answer] in
+                let connection = try RawConnection(port: port, timeout: 10)
+                _ = connection.send(
+                    RawConnection.request("GET", target) + RawConnection.request("GET", target)
+                        + RawConnection.request("PURGE", target, extra: [Self.bearer]))
+                var answers = try (0..<3).map { _ in try connection.readAnswer() }
+                _ = connection.send(RawConnection.request("GET", target))
+                answers.append(try connection.readAnswer())
+                return answers
+            }
+            #expect(answers.map(\.status) == [200, 200, 200, 200])
+            #expect(
+                [0, 1, 3].map { answers[$0].headers["x-cache"] ?? "" } == ["HIT", "HIT", "MISS"],
+                "a kept hit outlived its purge")
+            #expect(origin.count(path) == fetched + 1)
+        }
+    }
+
     @Test("without --admin-token the admin routes do not exist")
     func noTokenNoRoutes() async throws {
         try await withServer { server, origin in

@@ -97,7 +97,7 @@ struct AdminPurge {
             var answer = Answer(
                 failure: .unauthorized, reason: "admin routes need Authorization: Bearer <admin token>",
                 record: record)
-            answer.headers[.wwwAuthenticate] = "Bearer realm=\"hlscache admin\""
+            answer.setField(.wwwAuthenticate, to: "Bearer realm=\"hlscache admin\"")
             return answer
         }
         let given = authorization.dropFirst("bearer ".count).trimmingCharacters(in: .whitespaces)

@@ -16,9 +16,6 @@ extension Answer {
         _ rendered: RenderedPlaylist, metadata: EntryMetadata, result: CacheResult, record: AccessRecord,
         components: ServerComponents
     ) -> Answer? {
-        var record = record
-        record.kind = .playlist
-        record.stream = metadata.key.url
         var body = Body.none
         if record.method != "HEAD" {
             switch rendered.body {
@@ -35,12 +32,19 @@ extension Answer {
         if let readAhead = components.readAhead, rendered.isLive, rendered.readAheadQueued.claim() {
             readAhead.enqueue(rendered.newestSegments)
         }
-        // Appended to a fresh list (no field to replace), from fields made once where they can be.
+        let length = Int64(rendered.body.length)
+        if result != .stale, let made = rendered.hitFields(lastModified: metadata.lastModified) {
+            return .playlist(made, body: body, length: length, url: metadata.key.url, result: result, record: record)
+        }
+        var record = record
+        record.kind = .playlist
+        record.stream = metadata.key.url
+        // Appended to a fresh list (no field to replace), from fields made once where they can be; the same fields,
+        // in the same order, as ``RenderedPlaylist/hitFields(lastModified:)``.
         var headers = HTTPFields()
         headers.reserveCapacity(12)
         headers.append(rendered.contentTypeField)
-        // Nodes that send `Via` get the manifest as stored (``ObjectHead``): a shared cache in front keeps the two apart.
-        headers.append(Self.varyVia)
+        headers.append(RenderedPlaylist.varyVia)
         headers.append(
             rendered.liveCacheControlField
                 ?? HTTPField(name: .cacheControl, value: playlistCacheControl(rendered, metadata: metadata)))
@@ -50,12 +54,26 @@ extension Answer {
         if result == .stale {
             headers.append(HTTPField(name: .age, value: String(max(0, Int(-metadata.fetchedAt.timeIntervalSinceNow)))))
         }
-        return Answer(
-            .ok, headers: headers, body: body, length: Int64(rendered.body.length), result: result, record: record)
+        return Answer(.ok, headers: headers, body: body, length: length, result: result, record: record)
     }
 
-    /// `Vary: Via`.
-    private static let varyVia = HTTPField(name: .vary, value: "Via")
+    /// The answer for a rewritten live manifest sent fresh, from its own fields made once (the one shape of
+    /// ``playlist(_:metadata:result:record:components:)``'s answers and of a ``KeptPlaylistHit``'s).
+    /// - Parameters:
+    ///   - fields: ``RenderedPlaylist/hitFields(lastModified:)``.
+    ///   - body: the rendering (none for HEAD).
+    ///   - length: the rendering's length.
+    ///   - url: the playlist's URL (the record's stream).
+    ///   - result: how the cache served it.
+    ///   - record: the access record; its kind and stream are filled in.
+    static func playlist(
+        _ fields: MadeFields, body: Body, length: Int64, url: String, result: CacheResult, record: AccessRecord
+    ) -> Answer {
+        var record = record
+        record.kind = .playlist
+        record.stream = url
+        return Answer(.ok, made: fields, body: body, length: length, result: result, record: record)
+    }
 
     /// What players may cache the playlist for: live, half a target duration (at least 1 s); others, what
     /// remains of their freshness, at most a minute for multivariant playlists.

@@ -7,9 +7,9 @@ import SegmentCache
 /// has been sent. Both writers send the same plan: the event-loop hit path (``HitPathHandler``, for bodies it can
 /// send at once) and the async responder (``ProxyResponder``, through ``Answer/response(components:)``, for everything).
 ///
-/// The headers every answer carries are added here and nowhere else: `X-Request-Id`, `X-Cache`, `Content-Length`,
-/// the CORS headers the request was granted, and a default `Cache-Control: no-store`. The writers add only what belongs to the connection (`Date`, `Server`,
-/// `Connection`).
+/// The headers every answer carries are added here and nowhere else (``headers``): `X-Request-Id`, `X-Cache`,
+/// `Content-Length`, the CORS headers the request was granted, and a default `Cache-Control: no-store`. The writers
+/// add only what belongs to the connection (`Date`, `Server`, `Connection`).
 struct Answer: Sendable {
     /// What follows the head.
     enum Body: Sendable {
@@ -26,8 +26,8 @@ struct Answer: Sendable {
 
     /// 200, 206, 416, an error status…
     var status: HTTPResponse.Status
-    /// The finished headers, except `Date`, `Server` and `Connection`.
-    var headers: HTTPFields
+    /// The builder's fields (type, caching, validators, ranges), with `Cache-Control: no-store` when they set none.
+    private(set) var ownFields: OwnFields
     var body: Body
     /// The `Content-Length` sent, when known (the body length, even for HEAD).
     var length: Int64?
@@ -35,6 +35,23 @@ struct Answer: Sendable {
     var result: CacheResult
     /// For the access log and the request metrics.
     var record: AccessRecord
+
+    /// An answer's own fields: a list, or fields made once with their bytes (``MadeFields``), shared by the many
+    /// answers that send the same ones (a live playlist rendering's hits).
+    enum OwnFields: Sendable {
+        /// Fields made for this answer.
+        case list(HTTPFields)
+        /// Fields made once, with their bytes.
+        case made(MadeFields)
+
+        /// The fields, as a list.
+        var fields: HTTPFields {
+            switch self {
+            case .list(let fields): fields
+            case .made(let made): made.fields
+            }
+        }
+    }
 
     /// Finishes the head of an answer.
     /// - Parameters:
@@ -50,17 +67,49 @@ struct Answer: Sendable {
     ) {
         var headers = headers
         if !headers.contains(.cacheControl) { headers.append(HTTPField(name: .cacheControl, value: "no-store")) }
+        self.init(status, ownFields: .list(headers), body: body, length: length, result: result, record: record)
+    }
+
+    /// Finishes the head of an answer whose own fields are made once (they include their `Cache-Control`).
+    init(
+        _ status: HTTPResponse.Status, made: MadeFields, body: Body, length: Int64?, result: CacheResult,
+        record: AccessRecord
+    ) {
+        self.init(status, ownFields: .made(made), body: body, length: length, result: result, record: record)
+    }
+
+    private init(
+        _ status: HTTPResponse.Status, ownFields: OwnFields, body: Body, length: Int64?, result: CacheResult,
+        record: AccessRecord
+    ) {
+        self.status = status
+        self.ownFields = ownFields
+        self.body = record.method == "HEAD" ? .none : body
+        self.length = length
+        self.result = result
+        self.record = record
+    }
+
+    /// The finished headers, except `Date`, `Server` and `Connection`: the answer's own fields, then the fields every
+    /// answer carries, added here and nowhere else: `X-Request-Id`, `X-Cache` (not for an error), `Content-Length`
+    /// (when known) and the CORS headers the request was granted. ``writeHead(closing:into:)`` writes the same
+    /// fields in the same order.
+    var headers: HTTPFields {
+        var headers = ownFields.fields
+        headers.reserveCapacity(headers.count + 5)
         // Appended, not set: no builder sets these three (they are the answer's own), so none is there to replace.
         headers.append(HTTPField(name: .xRequestID, value: record.id))
         if let field = result.xCacheField { headers.append(field) }
         if let length { headers.append(HTTPField(name: .contentLength, value: String(length))) }
         record.cors.apply(to: &headers)
-        self.status = status
-        self.headers = headers
-        self.body = record.method == "HEAD" ? .none : body
-        self.length = length
-        self.result = result
-        self.record = record
+        return headers
+    }
+
+    /// Sets one of the answer's own fields (a node's `X-Cache-Parent`, a refusal's `WWW-Authenticate`).
+    mutating func setField(_ name: HTTPField.Name, to value: String) {
+        var fields = ownFields.fields
+        fields[name] = value
+        ownFields = .list(fields)
     }
 
     /// A complete answer from bytes in memory.

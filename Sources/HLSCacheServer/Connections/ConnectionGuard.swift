@@ -139,14 +139,20 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         if !closeAfter.isEmpty { closeAfter.removeLast() }
     }
 
-    /// The hit path has written its answer's end; `written` completes when it is on the wire (or failed). As for
-    /// Hummingbird's answers, its place is taken now, in the order the ends are written, and the connection closes
-    /// or the next clock starts once it is written.
-    func eventLoopAnswerEnded(_ written: EventLoopFuture<Void>) {
-        guard !closeAfter.isEmpty, let context else { return }
-        let closing = closeAfter.removeFirst()
+    /// The hit path has written its answer's end. As for Hummingbird's answers, its place is taken now, in the order
+    /// the ends are written; the hit path calls ``eventLoopAnswerWritten(closing:)`` with what this returns once the
+    /// end is on the wire (or failed), and the connection closes or the next clock starts then.
+    /// - Returns: whether the connection closes after this answer; `nil` when the answer was not counted.
+    func eventLoopAnswerEnded() -> Bool? {
+        guard !closeAfter.isEmpty, context != nil else { return nil }
         unwrittenEnds += 1
-        written.assumeIsolated().whenComplete { _ in self.answerWritten(closing: closing, context: context) }
+        return closeAfter.removeFirst()
+    }
+
+    /// An answer of the hit path is written (or failed); `closing` is what ``eventLoopAnswerEnded()`` returned.
+    func eventLoopAnswerWritten(closing: Bool?) {
+        guard let closing, let context else { return }
+        answerWritten(closing: closing, context: context)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {

@@ -5,25 +5,27 @@ import OriginCache
 import SegmentCache
 
 extension Answer {
-    /// How the hit path resolves `request`: once per request, for its hit (``init(hitFor:resolution:components:)``)
+    /// How the hit path resolves `request`: once per request, for its hit (``init(hitFor:remembered:components:)``)
     /// and, when it is not one, for the fill it starts (``fillToStart(for:resolution:)``); remembered on the event
-    /// loop's thread for the next request of the same target (``ResolutionMemo``).
-    static func resolution(of request: HitRequest, components: ServerComponents) -> RequestResolution {
-        ResolutionMemo.resolution(of: request, components: components)
+    /// loop's thread for the next request of the same target (``ResolutionMemo``), with the last fresh hit on a live
+    /// playlist (``KeptPlaylistHit``).
+    static func remembered(_ request: HitRequest, components: ServerComponents) -> RememberedTarget {
+        ResolutionMemo.remembered(request, components: components)
     }
 
-    /// The answer to `request` (resolved to `resolution`) when it is a fresh hit the event loop can send at once,
-    /// else `nil`: an object (whole or one range, GET or HEAD) whose entry is published and fresh, a playlist whose
-    /// rewritten copy is kept, or a CORS preflight.
+    /// The answer to `request` (whose target is `remembered`) when it is a fresh hit the event loop can send at
+    /// once, else `nil`: an object (whole or one range, GET or HEAD) whose entry is published and fresh, a playlist
+    /// whose rewritten copy is kept, or a CORS preflight. A live playlist's hit kept by this thread is answered again
+    /// while the cache renews its lease.
     ///
     /// Everything else (misses, fills in flight, stale or expired entries, errors, hlscache's own routes) is left to
     /// ``ProxyResponder``, which plans the same requests with the same ``Answer`` builders.
     /// - Parameters:
     ///   - request: what the request head asks for.
-    ///   - resolution: its ``resolution(of:components:)``.
+    ///   - remembered: ``remembered(_:components:)``.
     ///   - components: the server's cache, memory tiers and configuration.
-    init?(hitFor request: HitRequest, resolution: RequestResolution, components: ServerComponents) {
-        switch resolution {
+    init?(hitFor request: HitRequest, remembered: RememberedTarget, components: ServerComponents) {
+        switch remembered.resolution {
         case .own(.preflight):
             self.init(
                 preflightAsking: request.accessControlRequestHeaders,
@@ -32,7 +34,21 @@ extension Answer {
                     id: components.observability.nextRequestID(), start: .now,
                     cors: components.configuration.cors.grant(requestOrigin: request.origin)))
         case .origin(let resolved):
-            self.init(hitFor: request, resolved: resolved, components: components, canSendFile: true)
+            if let kept = remembered.keptHit {
+                if components.cache.renewedHit(kept.lease) {
+                    let record = AccessRecord(
+                        method: request.method.rawValue, path: request.target,
+                        id: components.observability.nextRequestID(), start: .now, originURL: kept.url,
+                        cors: components.configuration.cors.grant(requestOrigin: request.origin))
+                    self = .playlist(
+                        kept.fields, body: .memory(kept.body), length: Int64(kept.body.readableBytes), url: kept.url,
+                        result: .hit, record: record)
+                    return
+                }
+                remembered.keptHit = nil
+            }
+            self.init(
+                hitFor: request, resolved: resolved, components: components, canSendFile: true, keeping: remembered)
         default:
             return nil
         }
@@ -47,7 +63,8 @@ extension Answer {
     ///   - arrivedAt: when the request arrived, when that was before now (a request that waited for a fill).
     init?(
         hitFor request: HitRequest, resolved: RequestResolution.OriginRequest, components: ServerComponents,
-        canSendFile: Bool, arrivedAt: ContinuousClock.Instant? = nil, batch: WakeBatch? = nil
+        canSendFile: Bool, arrivedAt: ContinuousClock.Instant? = nil, batch: WakeBatch? = nil,
+        keeping remembered: RememberedTarget? = nil
     ) {
         guard !resolved.isReadAhead else { return nil }
         let key = resolved.key
@@ -55,17 +72,18 @@ extension Answer {
         // What decides whether the event loop answers is decided here, before the hit is counted, so that a hit
         // handed on to the responder is not counted twice.
         enum Plan {
-            case playlist(RenderedPlaylist, EntryMetadata)
+            case playlist(RenderedPlaylist, EntryMetadata, SegmentCache.HitLease?)
             case object(ObjectHead, CacheResponse)
         }
         let plan: Plan
         if !resolved.asStored, let shared = batch?.playlistHits[key] {
             components.cache.countHit()
-            plan = .playlist(shared.rendered, shared.metadata)
+            plan = .playlist(shared.rendered, shared.metadata, nil)
         } else {
             var playlist: (metadata: EntryMetadata, rendered: RenderedPlaylist)?
             var objectHead: ObjectHead?
-            let response = components.cache.publishedResponse(for: key) { metadata in
+            var lease: SegmentCache.HitLease?
+            let response = components.cache.publishedResponse(for: key, lease: &lease) { metadata in
                 guard (200..<300).contains(metadata.status), metadata.contentLength != nil else { return false }
                 if metadata.objectKind.isManifest, !resolved.asStored {
                     guard
@@ -84,7 +102,7 @@ extension Answer {
             guard let response else { return nil }
             if let playlist {
                 batch?.playlistHits[key] = playlist
-                plan = .playlist(playlist.rendered, playlist.metadata)
+                plan = .playlist(playlist.rendered, playlist.metadata, lease)
             } else if let objectHead {
                 plan = .object(objectHead, response)
             } else {
@@ -97,8 +115,9 @@ extension Answer {
             cors: components.configuration.cors.grant(requestOrigin: request.origin))
         let answer: Answer?
         switch plan {
-        case .playlist(let rendered, let metadata):
+        case .playlist(let rendered, let metadata, let lease):
             answer = .playlist(rendered, metadata: metadata, result: .hit, record: record, components: components)
+            if let remembered, let answer { remembered.keptHit = KeptPlaylistHit(answer, lease: lease) }
         case .object(let head, let response):
             answer = .objectHit(response, head: head, record: record, components: components)
         }
@@ -134,18 +153,41 @@ extension Answer {
 
     /// The bytes of ``responseHead(closing:)``, as the encoder writes them, appended to `buffer`; an answer with no
     /// `Content-Length` whose status allows a body says `Content-Length: 0`, as the encoder's framing would (such
-    /// an answer has none).
+    /// an answer has none). Fields made once (``MadeFields``) are copied as bytes, and the fields every answer
+    /// carries are written without making a list, in ``headers``' order.
     func writeHead(closing: Bool, into buffer: inout ByteBuffer) {
-        buffer.writeStaticString("HTTP/1.1 ")
-        buffer.writeString(String(status.code))
-        buffer.writeStaticString(" ")
-        buffer.writeString(status.reasonPhrase)
-        buffer.writeStaticString("\r\n")
-        for field in headers {
-            buffer.writeString(field.name.rawName)
-            buffer.writeStaticString(": ")
-            buffer.writeString(field.value)
+        if status == .ok {
+            buffer.writeStaticString("HTTP/1.1 200 OK\r\n")
+        } else {
+            buffer.writeStaticString("HTTP/1.1 ")
+            buffer.writeString(String(status.code))
+            buffer.writeStaticString(" ")
+            buffer.writeString(status.reasonPhrase)
             buffer.writeStaticString("\r\n")
+        }
+        if record.cors.variesByOrigin {
+            // The grant changes an own field (`Vary`): the list, as ``headers`` makes it.
+            for field in headers { buffer.writeFieldLine(field.name.rawName, field.value) }
+        } else {
+            switch ownFields {
+            case .made(let made): buffer.writeImmutableBuffer(made.bytes)
+            case .list(let fields): for field in fields { buffer.writeFieldLine(field.name.rawName, field.value) }
+            }
+            buffer.writeStaticString("X-Request-Id: ")
+            buffer.writeString(record.id)
+            if let xCache = result.xCacheField {
+                buffer.writeStaticString("\r\nX-Cache: ")
+                buffer.writeString(xCache.value)
+            }
+            if let length {
+                buffer.writeStaticString("\r\nContent-Length: ")
+                buffer.writeString(String(length))
+            }
+            buffer.writeStaticString("\r\n")
+            if let allowOrigin = record.cors.allowOrigin {
+                buffer.writeFieldLine("Access-Control-Allow-Origin", allowOrigin)
+                buffer.writeFieldLine("Access-Control-Expose-Headers", CORSPolicy.exposedHeaders)
+            }
         }
         if length == nil, status.code >= 200, status.code != 204, status.code != 304 {
             buffer.writeStaticString("Content-Length: 0\r\n")

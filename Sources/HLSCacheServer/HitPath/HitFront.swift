@@ -37,7 +37,7 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
     /// Requests handed to the decoder whose answer's end has not been written.
     private var handedOn = 0
     /// Our answers not yet fully written.
-    private var sending = 0
+    private var inFlight = AnswersInFlight()
     private var heldRead = false
     private var heldInputClosed: Any?
     private var heldQuiesce: Any?
@@ -117,7 +117,7 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
                 inReadLoop = false
                 // An answer that completed during the loop (a flush by the handlers behind) left its held read and
                 // events for now, when no request of this read is still in hand.
-                if finishDeferred, sending == 0 {
+                if finishDeferred, inFlight.count == 0 {
                     finishDeferred = false
                     finishedSending(context: context)
                 }
@@ -125,7 +125,7 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
         }
         unreadIsPartialHead = false
         while bytes.readableBytes > 0, mode == .reading {
-            if sending > 0, !context.channel.isWritable {
+            if inFlight.count > 0, !context.channel.isWritable {
                 unread = bytes
                 return handedBytesOn
             }
@@ -172,8 +172,7 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
     private func directAnswer(to request: HitRequest) -> Answer? {
         guard handedOn == 0, !quiescing, connection.admitsEventLoopAnswer else { return nil }
         return Answer(
-            hitFor: request, resolution: Answer.resolution(of: request, components: components),
-            components: components)
+            hitFor: request, remembered: Answer.remembered(request, components: components), components: components)
     }
 
     /// Writes an answer as bytes: the head, with a small body in the same buffer; a larger one or a file region
@@ -196,11 +195,11 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
         } else {
             context.write(wrapOutboundOut(.byteBuffer(head)), promise: written)
         }
-        sending += 1
         components.metrics.frontHit(body: answer.bodyKind)
-        body.follow(written.futureResult, of: answer, components: components, connection: connection) {
-            self.sending -= 1
-            if self.sending == 0 { self.finishedSending(context: context) }
+        inFlight.append(answer, body: body, connection: connection)
+        written.futureResult.assumeIsolated().whenComplete { result in
+            self.inFlight.oldestWritten(result, components: self.components, connection: self.connection)
+            if self.inFlight.count == 0 { self.finishedSending(context: context) }
         }
     }
 
@@ -227,7 +226,7 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
             return
         }
         resumeUnread(context: context)
-        guard sending == 0 else { return }
+        guard inFlight.count == 0 else { return }
         releaseRead(context: context)
         if let event = heldQuiesce {
             heldQuiesce = nil
@@ -254,13 +253,13 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
     /// Reads the requests kept while the socket was full. Outside a read, what goes on to the decoder is followed by a
     /// read's completion: Hummingbird's channel takes reads in only then.
     private func resumeUnread(context: ChannelHandlerContext) {
-        guard mode == .reading, var bytes = unread, context.channel.isWritable || sending == 0 else { return }
+        guard mode == .reading, var bytes = unread, context.channel.isWritable || inFlight.count == 0 else { return }
         unread = nil
         if readRequests(&bytes, context: context) { context.fireChannelReadComplete() }
     }
 
     func read(context: ChannelHandlerContext) {
-        if sending > 0, !context.channel.isWritable {
+        if inFlight.count > 0, !context.channel.isWritable {
             heldRead = true
             return
         }
@@ -278,13 +277,13 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if event is ChannelShouldQuiesceEvent {
             quiescing = true
-            if sending > 0 {
+            if inFlight.count > 0 {
                 heldQuiesce = event
                 return
             }
         }
         if case ChannelEvent.inputClosed = event {
-            if sending > 0 {
+            if inFlight.count > 0 {
                 heldInputClosed = event
             } else {
                 inputClosed(event, context: context)

@@ -39,7 +39,7 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// Requests handed to Hummingbird whose response has not ended.
     private var forwarded = 0
     /// Our answers not yet fully written.
-    private var sending = 0
+    private var inFlight = AnswersInFlight()
     private var heldRead = false
     private var heldQuiesce: Any?
     /// The client's half-close, held while an answer of ours is parked or being written: Hummingbird, seeing it,
@@ -69,8 +69,9 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 forward(data, context: context)
                 return
             }
-            let resolution = Answer.resolution(of: request, components: components)
-            if let answer = Answer(hitFor: request, resolution: resolution, components: components) {
+            let remembered = Answer.remembered(request, components: components)
+            let resolution = remembered.resolution
+            if let answer = Answer(hitFor: request, remembered: remembered, components: components) {
                 reading = .answered
                 connection.eventLoopAnswerStarted(closing: request.closes)
                 send(answer, closing: request.closes, context: context)
@@ -210,7 +211,7 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
         if ended { context.fireChannelRead(wrapInboundOut(.end(nil))) }
         // Outside a read (the fill's end), Hummingbird's channel takes reads in only at a read's completion.
         context.fireChannelReadComplete()
-        if sending == 0 { releaseInputClosed(context: context) }
+        if inFlight.count == 0 { releaseInputClosed(context: context) }
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
@@ -222,7 +223,7 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func read(context: ChannelHandlerContext) {
-        if sending > 0, !context.channel.isWritable {
+        if inFlight.count > 0, !context.channel.isWritable {
             heldRead = true
             return
         }
@@ -235,13 +236,13 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if case ChannelEvent.inputClosed = event, sending > 0 || isParked {
+        if case ChannelEvent.inputClosed = event, inFlight.count > 0 || isParked {
             heldInputClosed = event
             return
         }
         // Shutting down: a parked request is Hummingbird's to answer (or drain).
         if event is ChannelShouldQuiesceEvent { unpark(context: context) }
-        if event is ChannelShouldQuiesceEvent, sending > 0 {
+        if event is ChannelShouldQuiesceEvent, inFlight.count > 0 {
             heldQuiesce = event
             return
         }
@@ -267,11 +268,11 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
         context.write(wrapOutboundOut(.end(nil)), promise: written)
         front?.forwardedAnswerEnded()
-        sending += 1
         components.metrics.eventLoopHit(body: answer.bodyKind)
-        body.follow(written.futureResult, of: answer, components: components, connection: connection) {
-            self.sending -= 1
-            if self.sending == 0 { self.finishedSending(context: context) }
+        inFlight.append(answer, body: body, connection: connection)
+        written.futureResult.assumeIsolated().whenComplete { result in
+            self.inFlight.oldestWritten(result, components: self.components, connection: self.connection)
+            if self.inFlight.count == 0 { self.finishedSending(context: context) }
         }
         context.flush()
     }

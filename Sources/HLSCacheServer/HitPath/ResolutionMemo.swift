@@ -1,5 +1,7 @@
 import HTTPTypes
+import NIOCore
 import NIOPosix
+import SegmentCache
 
 /// The resolutions the hit path made on this thread (an event loop), by method and target, so that the players
 /// asking for the same playlist and segments again and again are resolved once: the origin URL parsed, the
@@ -19,7 +21,7 @@ final class ResolutionMemo: @unchecked Sendable {
     private static let memos = ThreadSpecificVariable<ResolutionMemo>()
 
     private weak var owner: ServerComponents?
-    private var resolutions: [Key: RequestResolution] = [:]
+    private var targets: [Key: RememberedTarget] = [:]
 
     private struct Key: Hashable {
         var method: HTTPRequest.Method
@@ -32,8 +34,14 @@ final class ResolutionMemo: @unchecked Sendable {
 
     /// The resolution of `request`, remembered or made now.
     static func resolution(of request: HitRequest, components: ServerComponents) -> RequestResolution {
+        remembered(request, components: components).resolution
+    }
+
+    /// What this thread remembers of `request`'s target, or learns of it now; for a request that is not remembered
+    /// (a range, `Via`, a read-ahead), a fresh record that nothing keeps.
+    static func remembered(_ request: HitRequest, components: ServerComponents) -> RememberedTarget {
         let memorable = request.range == nil && request.via == nil && !request.isReadAhead
-        guard memorable else { return resolve(request, components) }
+        guard memorable else { return RememberedTarget(resolution: resolve(request, components)) }
         let memo: ResolutionMemo
         if let existing = memos.currentValue, existing.owner === components {
             memo = existing
@@ -42,16 +50,59 @@ final class ResolutionMemo: @unchecked Sendable {
             memos.currentValue = memo
         }
         let key = Key(method: request.method, target: request.target)
-        if let known = memo.resolutions[key] { return known }
-        let resolution = resolve(request, components)
-        if memo.resolutions.count >= capacity { memo.resolutions.removeAll(keepingCapacity: true) }
-        memo.resolutions[key] = resolution
-        return resolution
+        if let known = memo.targets[key] { return known }
+        let remembered = RememberedTarget(resolution: resolve(request, components))
+        if memo.targets.count >= capacity { memo.targets.removeAll(keepingCapacity: true) }
+        memo.targets[key] = remembered
+        return remembered
     }
 
     private static func resolve(_ request: HitRequest, _ components: ServerComponents) -> RequestResolution {
         RequestResolution(
             method: request.method, target: request.target, range: request.range, via: request.via,
             isReadAhead: request.isReadAhead, components: components)
+    }
+}
+
+/// What an event-loop thread remembers of one method and target (``ResolutionMemo``): its resolution and, for a
+/// live playlist, the last fresh hit it answered (``KeptPlaylistHit``). Only touched on that thread.
+final class RememberedTarget {
+    /// The request's resolution.
+    let resolution: RequestResolution
+    /// The last fresh hit on a live playlist's rendering, while its lease may hold.
+    var keptHit: KeptPlaylistHit?
+
+    init(resolution: RequestResolution) {
+        self.resolution = resolution
+    }
+}
+
+/// A fresh hit on a live playlist, kept by one thread so that the same hit is answered again without a lookup
+/// while its ``SegmentCache/HitLease`` holds (at most ``SegmentCache/Configuration/heldEntryRecheck``): the
+/// playlist's own fields and body, copied for this thread (no reference count shared with the other threads).
+struct KeptPlaylistHit {
+    /// What says the hit still stands.
+    let lease: SegmentCache.HitLease
+    /// The answer's own fields (``RenderedPlaylist/hitFields(lastModified:)``), this thread's copy.
+    let fields: MadeFields
+    /// The rendering's bytes, this thread's copy.
+    let body: ByteBuffer
+    /// The playlist's URL: the access record's origin URL and stream.
+    let url: String
+
+    /// Keeps `answer`, a fresh hit on a live playlist whose rendering is in memory, with the lease its lookup gave;
+    /// `nil` for any other answer.
+    init?(_ answer: Answer, lease: SegmentCache.HitLease?) {
+        guard let lease, answer.result == .hit, case .made(let made) = answer.ownFields, let url = answer.record.stream
+        else { return nil }
+        let body: ByteBuffer
+        switch answer.body {
+        case .memory(let buffer): body = ByteBuffer(buffer.readableBytesView)
+        default: return nil
+        }
+        self.lease = lease
+        self.fields = MadeFields(made.fields)
+        self.body = body
+        self.url = url
     }
 }

@@ -49,6 +49,31 @@ final class RenderedPlaylist: Sendable {
             isLive ? HTTPField(name: .cacheControl, value: "public, max-age=\(max(1, Int(liveFreshSeconds)))") : nil
     }
 
+    /// The own fields of this live rendering's fresh answers (``hitFields(lastModified:)``), made once per
+    /// `Last-Modified`.
+    private let madeHitFields = Mutex<(lastModified: String?, fields: MadeFields)?>(nil)
+
+    /// The own fields of an answer that sends this live rendering fresh (a hit or a miss, not stale): `Content-Type`,
+    /// `Vary: Via`, its `Cache-Control` and, when the origin sent one, `Last-Modified`; made once and shared.
+    /// `nil` for a rendering that is not live, whose `Cache-Control` changes with its remaining freshness.
+    func hitFields(lastModified: String?) -> MadeFields? {
+        guard let liveCacheControlField else { return nil }
+        if let made = madeHitFields.withLock({ $0 }), made.lastModified == lastModified { return made.fields }
+        var fields = HTTPFields()
+        fields.reserveCapacity(4)
+        fields.append(contentTypeField)
+        fields.append(Self.varyVia)
+        fields.append(liveCacheControlField)
+        if let lastModified { fields.append(HTTPField(name: .lastModified, value: lastModified)) }
+        let made = MadeFields(fields)
+        madeHitFields.withLock { $0 = (lastModified, made) }
+        return made
+    }
+
+    /// `Vary: Via`: nodes that send `Via` get the manifest as stored (``ObjectHead``), and a shared cache in front
+    /// keeps the two apart.
+    static let varyVia = HTTPField(name: .vary, value: "Via")
+
     /// What the rendering costs the memory tier.
     var memoryCost: Int {
         let body: Int
@@ -66,7 +91,8 @@ final class OnceFlag: Sendable {
 
     /// `true` for the first caller only.
     func claim() -> Bool {
-        !done.exchange(true, ordering: .relaxed)
+        // Read first: once claimed, a caller only reads the flag (no write to a line every thread reads).
+        !done.load(ordering: .relaxed) && !done.exchange(true, ordering: .relaxed)
     }
 }
 

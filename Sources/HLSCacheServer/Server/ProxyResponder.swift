@@ -92,7 +92,7 @@ struct ProxyResponder: HTTPResponder {
         var answer = await answer(response, resolved, record: record)
         // Filled through a parent on this request: say what the parent's cache did.
         if response.disposition != .hit, let parentResult = response.upstreamCache {
-            answer.headers[.xCacheParent] = parentResult
+            answer.setField(.xCacheParent, to: parentResult)
         }
         return answer
     }

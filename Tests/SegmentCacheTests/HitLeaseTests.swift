@@ -1,0 +1,73 @@
+import Foundation
+import HLSCacheTesting
+import SegmentCache
+import Testing
+
+/// A hit found through the hot path comes with a lease on which the caller may answer the same hit again without a
+/// lookup; the lease must end whenever that lookup could find something else: a change to the entries held open,
+/// the entry's expiry, or the end of the recheck window.
+@Suite("Hit leases")
+struct HitLeaseTests {
+    static let key = HeldEntryTests.key
+
+    /// A hit's lease: the first hit opens the entry (no lease), the second finds it held and checked.
+    static func leasedHit(_ cache: SegmentCache) throws -> SegmentCache.HitLease {
+        var lease: SegmentCache.HitLease?
+        #expect(cache.publishedResponse(for: key, lease: &lease, accepting: { _ in true }) != nil)
+        #expect(cache.publishedResponse(for: key, lease: &lease, accepting: { _ in true }) != nil)
+        return try #require(lease)
+    }
+
+    @Test("a lease holds and counts a hit while the entry is fresh; its expiry ends it")
+    func leaseHoldsUntilExpiry() async throws {
+        let directory = CacheDirectory()
+        defer { directory.remove() }
+        let clock = ManualClock()
+        let cache = try HeldEntryTests.cache(
+            directory, body: Array("v1".utf8), fresh: 10, clock: clock, recheck: .seconds(60))
+        try await HeldEntryTests.fill(cache)
+        let lease = try Self.leasedHit(cache)
+        let hits = cache.statistics.hits
+        #expect(cache.renewedHit(lease))
+        #expect(cache.renewedHit(lease))
+        #expect(cache.statistics.hits == hits + 2)
+        clock.advance(by: 11)
+        #expect(!cache.renewedHit(lease), "a lease outlived its entry's freshness")
+        #expect(cache.statistics.hits == hits + 2)
+        await cache.close()
+    }
+
+    @Test("a lease ends when its entry is removed, or anything held open changes")
+    func leaseEndsOnChanges() async throws {
+        let directory = CacheDirectory()
+        defer { directory.remove() }
+        let clock = ManualClock()
+        let cache = try HeldEntryTests.cache(
+            directory, body: Array("v1".utf8), fresh: 100, clock: clock, recheck: .seconds(60))
+        try await HeldEntryTests.fill(cache)
+        let removed = try Self.leasedHit(cache)
+        cache.invalidate(Self.key)
+        #expect(!cache.renewedHit(removed), "a lease outlived its entry's removal")
+
+        try await HeldEntryTests.fill(cache)
+        let replaced = try Self.leasedHit(cache)
+        #expect(cache.renewedHit(replaced))
+        #expect(cache.purge(url: Self.key.url) == 1)
+        #expect(!cache.renewedHit(replaced), "a lease outlived a purge")
+        await cache.close()
+    }
+
+    @Test("a lease ends with the recheck window of the check it came from")
+    func leaseEndsWithTheRecheckWindow() async throws {
+        let directory = CacheDirectory()
+        defer { directory.remove() }
+        let clock = ManualClock()
+        let cache = try HeldEntryTests.cache(
+            directory, body: Array("v1".utf8), fresh: 100, clock: clock, recheck: .milliseconds(100))
+        try await HeldEntryTests.fill(cache)
+        let lease = try Self.leasedHit(cache)
+        try await Task.sleep(for: .milliseconds(150))
+        #expect(!cache.renewedHit(lease), "a lease outlived its recheck window")
+        await cache.close()
+    }
+}
