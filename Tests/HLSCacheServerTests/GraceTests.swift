@@ -69,8 +69,12 @@ struct GraceTests {
             let refreshes = origin.count(path) - fetchesBefore
             #expect(refreshes >= 1 && refreshes <= 4, "\(refreshes) refreshes in 8 s")
 
-            // The origin comes back: once the hung refresh has ended, the next request refreshes, once.
-            origin.set(path, .body(Self.livePlaylist, contentType: "application/vnd.apple.mpegurl"))
+            // The origin comes back: once the hung refresh has ended, the next request refreshes, once. The version
+            // it gets stays fresh for 30 s, so that a loaded machine's slow polls cannot see it expire and refresh
+            // again.
+            let longer = Self.livePlaylist.replacingOccurrences(
+                of: "#EXT-X-TARGETDURATION:4", with: "#EXT-X-TARGETDURATION:60")
+            origin.set(path, .body(longer, contentType: "application/vnd.apple.mpegurl"))
             let atReturn = origin.count(path)
             var refreshed = false
             let deadline = Date().addingTimeInterval(20)
