@@ -22,12 +22,13 @@ extension SegmentCache {
     }
 
     /// What lets a caller answer the same hit again without a lookup for a short while (``renewedHit(_:)``): given
-    /// with a hit on an entry checked within ``Configuration/heldEntryRecheck``, it holds while nothing held open
-    /// changed, that check is recent and the entry is fresh; exactly when a lookup would find the same entry through
-    /// its hot path. A hit answered on a lease does not make its entry the most recently used: the next lookup does,
-    /// within a recheck period.
+    /// with a hit on an entry checked within ``Configuration/heldEntryRecheck``, it holds while the cache still holds
+    /// that entry open for its key (the same file, with the same expiry: a publish, a removal, a purge, an eviction
+    /// or a rewritten expiry ends it), that check is recent and the entry is fresh; exactly when a lookup would find
+    /// the same entry through its hot path. A hit answered on a lease does not make its entry the most recently used;
+    /// the lookup after the lease ends does.
     public struct HitLease: Sendable {
-        let heldChanges: UInt64
+        let token: HeldToken
         let verifiedAt: Int64
         let expiry: Date?
     }
@@ -48,7 +49,7 @@ extension SegmentCache {
     /// Whether `lease` still holds (see ``HitLease``); a hit is counted when it does, which the caller answers as it
     /// answered the hit the lease came with.
     public func renewedHit(_ lease: HitLease) -> Bool {
-        guard heldChanges.value == lease.heldChanges,
+        guard !lease.token.isRevoked,
             Self.monotonicMilliseconds() &- lease.verifiedAt < heldEntryRecheckMilliseconds
         else { return false }
         if let expiry = lease.expiry, expiry <= clock.now() { return false }
@@ -118,7 +119,7 @@ extension SegmentCache {
     /// lookup decides (nothing held, a check due, not accepted, or no longer in the index).
     private func recentlyCheckedHit(
         _ key: CacheKey, at now: Date, accepts: (EntryMetadata) -> Bool
-    ) -> (StoredEntry, HitLease)? {
+    ) -> (StoredEntry, HitLease?)? {
         let monotonic = Self.monotonicMilliseconds()
         let recheck = heldEntryRecheckMilliseconds
         let time = now.millisecondsSince1970
@@ -127,8 +128,9 @@ extension SegmentCache {
                 accepts(held.metadata), state.touch(held.digest, at: time)
             else { return nil }
             state.noteRange(held.digest, held.metadata.key.range)
-            let lease = HitLease(
-                heldChanges: state.heldChanges.value, verifiedAt: held.verifiedAt, expiry: held.metadata.expiry)
+            let lease = held.heldToken.map {
+                HitLease(token: $0, verifiedAt: held.verifiedAt, expiry: held.metadata.expiry)
+            }
             return (held, lease)
         }
     }

@@ -25,8 +25,6 @@ public final class SegmentCache: Sendable {
     let temporaryArea: TemporaryArea?
     let counters = Counters()
     let state: Mutex<CacheState>
-    /// ``CacheState/heldChanges``, read without the lock.
-    let heldChanges: ChangeCounter
 
     /// Opens (creating if needed) the cache directory: removes temporary files left by dead processes
     /// and indexes the published entries, from the snapshot the last clean ``close()`` wrote if there is
@@ -92,7 +90,6 @@ public final class SegmentCache: Sendable {
         self.temporaryArea = area
         var state = CacheState(scanned: scanned)
         state.needsRescan = !shared && snapshot != nil
-        self.heldChanges = state.heldChanges
         self.state = Mutex(state)
         for failure in swept.failures { reportDiskError(failure, key: nil) }
         if swept.removed > 0 {

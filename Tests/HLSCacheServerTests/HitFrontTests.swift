@@ -134,4 +134,59 @@ struct HitFrontTests {
         #expect(sameBytes(answers[1].body, StreamOrigin.pattern(count: 6_291_456)))
         await server.stop()
     }
+
+    @Test("on a connection the decoder reads, a HEAD hit answered on the event loop leaves the next answer its body")
+    func headHitThenMissOnTheDecodersConnection() async throws {
+        let origin = StreamOrigin()
+        try await origin.start()
+        defer { origin.stop() }
+        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
+        let hit = "/o/http/127.0.0.1:\(origin.port)\(Self.segment)"
+        let miss = "/o/http/127.0.0.1:\(origin.port)/fmp4/seg2.m4s"
+        _ = try await TestHTTP.get(server.url(hit))
+        try await HitPathTests.waitForEntries(1, on: server)
+        let port = server.port
+        let answers = try await offPool { () -> [RawConnection.Answer] in
+            let connection = try RawConnection(port: port, timeout: 10)
+            // `Proxy-Connection` hands the connection to the decoder: the HEAD is answered behind it, on the event
+            // loop, and the GET by the responder, through the encoder that pairs answers with the decoder's requests.
+            connection.send(RawConnection.request("HEAD", hit, extra: ["Proxy-Connection: keep-alive"]))
+            let head = try connection.readAnswer(isHead: true)
+            connection.send(RawConnection.request("GET", miss))
+            return [head, try connection.readAnswer()]
+        }
+        #expect(answers[0].status == 200 && answers[0].headers["x-cache"] == "HIT" && answers[0].body.isEmpty)
+        #expect(answers[1].status == 200 && answers[1].headers["x-cache"] == "MISS")
+        #expect(answers[1].body == origin.file(for: "/fmp4/seg2.m4s"), "the miss was sent without its body")
+        #expect(try await Self.eventLoopHits(server) == 1)
+        await server.stop()
+    }
+
+    @Test("a closing answer written while another waits behind it ends the connection; the server goes on")
+    func closingAnswerWithAnotherBehindIt() async throws {
+        let origin = StreamOrigin()
+        try await origin.start()
+        defer { origin.stop() }
+        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
+        let large = "/o/http/127.0.0.1:\(origin.port)/large/6291456.ts"
+        let small = "/o/http/127.0.0.1:\(origin.port)\(Self.segment)"
+        _ = try await TestHTTP.get(server.url(large))
+        _ = try await TestHTTP.get(server.url(small))
+        try await HitPathTests.waitForEntries(2, on: server)
+        let port = server.port
+        let received = try await offPool { () -> Int in
+            let connection = try RawConnection(port: port, timeout: 10)
+            // On the decoder's connection (`Proxy-Connection`), a large hit that closes the connection, with a hit
+            // pipelined behind it: both are written, the second waits behind the first until the client reads.
+            connection.send(
+                RawConnection.request("GET", large, extra: ["Proxy-Connection: keep-alive", "Connection: close"])
+                    + RawConnection.request("GET", small))
+            Thread.sleep(forTimeInterval: 0.3)
+            return try connection.read(upTo: 64 << 20).count
+        }
+        #expect(received > 6_291_456)
+        let after = try await TestHTTP.get(server.url(small))
+        #expect(after.status == 200 && after.header("x-cache") == "HIT", "the server did not go on")
+        await server.stop()
+    }
 }

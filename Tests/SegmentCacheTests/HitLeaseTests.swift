@@ -37,8 +37,8 @@ struct HitLeaseTests {
         await cache.close()
     }
 
-    @Test("a lease ends when its entry is removed, or anything held open changes")
-    func leaseEndsOnChanges() async throws {
+    @Test("a lease ends when its entry is removed, purged or given another expiry; another key's entry leaves it")
+    func leaseEndsWithItsEntryOnly() async throws {
         let directory = CacheDirectory()
         defer { directory.remove() }
         let clock = ManualClock()
@@ -50,10 +50,24 @@ struct HitLeaseTests {
         #expect(!cache.renewedHit(removed), "a lease outlived its entry's removal")
 
         try await HeldEntryTests.fill(cache)
-        let replaced = try Self.leasedHit(cache)
-        #expect(cache.renewedHit(replaced))
+        let purged = try Self.leasedHit(cache)
+        #expect(cache.renewedHit(purged))
         #expect(cache.purge(url: Self.key.url) == 1)
-        #expect(!cache.renewedHit(replaced), "a lease outlived a purge")
+        #expect(!cache.renewedHit(purged), "a lease outlived a purge")
+
+        try await HeldEntryTests.fill(cache)
+        let rewritten = try Self.leasedHit(cache)
+        #expect(cache.updateExpiry(clock.now().addingTimeInterval(5), for: Self.key))
+        #expect(!cache.renewedHit(rewritten), "a lease outlived its entry's expiry rewritten")
+
+        // Another key's entry, held open by its own hits, is no change to this one.
+        try await HeldEntryTests.fill(cache)
+        let kept = try Self.leasedHit(cache)
+        let other = PatternOrigin.key(7)
+        _ = try await cache.fetch(other).body.collect()
+        #expect(try await eventually { cache.publishedResponse(for: other) != nil })
+        #expect(cache.publishedResponse(for: other) != nil)
+        #expect(cache.renewedHit(kept), "another key's entry ended the lease")
         await cache.close()
     }
 

@@ -39,52 +39,60 @@ struct ChannelBody {
 /// the answer waits here, not in the callback.
 ///
 /// This is the one place for an answer's written-end bookkeeping: the connection's guard takes the answer's place
-/// among the connection's answers when its end is written (``append(_:body:connection:)``); once it is on the wire
-/// (``oldestWritten(_:components:connection:)``), the borrowed descriptor goes back to the slice, the access record
-/// is finished, and the guard closes the connection or starts its clock.
+/// among the connection's answers when its end is written (``append(_:body:connection:)``); once it is on the wire,
+/// the writer takes it out (``popOldest()``), the borrowed descriptor goes back to the slice and the access record is
+/// finished (``AnswerInFlight/finish(_:components:)``), the writer updates its own state, and last the guard learns
+/// of it (``AnswerInFlight/tell(_:)``), which may close the connection. A close fails the writes still pending at
+/// once, so their callbacks run inside this one: nothing may hold this queue (or the writer's state) mid-access then.
 struct AnswersInFlight {
-    /// What finishing an answer needs, not the answer: a small value to keep and move.
-    private struct InFlight {
-        var record: AccessRecord
-        var status: Int
-        var result: CacheResult
-        var bytes: Int64
-        var fileHandle: NIOFileHandle?
-        /// Kept open until the write completes.
-        var slice: FileSlice?
-        /// The connection guard's word for the answer: whether the connection closes after it (`nil`: not counted).
-        var closing: Bool?
-    }
-
-    private var answers = CircularBuffer<InFlight>(initialCapacity: 4)
+    private var answers = CircularBuffer<AnswerInFlight>(initialCapacity: 4)
 
     /// How many answers are being written.
     var count: Int { answers.count }
 
     /// `answer`, whose end the caller has just written (with `body`), is in flight: `connection` takes its place
-    /// among the connection's answers now. The caller calls ``oldestWritten(_:components:connection:)`` when that
-    /// last write completes.
+    /// among the connection's answers now. The caller takes it out with ``popOldest()`` when that last write
+    /// completes.
     mutating func append(_ answer: Answer, body: ChannelBody, connection: ConnectionGuard) {
         answers.append(
-            InFlight(
+            AnswerInFlight(
                 record: answer.record, status: answer.status.code, result: answer.result, bytes: body.bytes,
                 fileHandle: body.fileHandle, slice: body.slice, closing: connection.eventLoopAnswerEnded()))
     }
 
-    /// The oldest answer's last write completed with `result`: the borrowed descriptor goes back to the slice, the
-    /// access record is finished, and `connection` learns that the answer is written. On the event loop.
-    mutating func oldestWritten(
-        _ result: Result<Void, any Error>, components: ServerComponents, connection: ConnectionGuard
-    ) {
-        guard let written = answers.popFirst() else { return }
-        _ = try? written.fileHandle?.takeDescriptorOwnership()
-        let (bytes, aborted): (Int64, (any Error)?)
+    /// The oldest answer in flight, taken out: its last write has just completed.
+    mutating func popOldest() -> AnswerInFlight? {
+        answers.popFirst()
+    }
+}
+
+/// One answer in flight (``AnswersInFlight``): what finishing it needs, not the answer (a small value to keep and
+/// move).
+struct AnswerInFlight {
+    fileprivate var record: AccessRecord
+    fileprivate var status: Int
+    fileprivate var result: CacheResult
+    fileprivate var bytes: Int64
+    fileprivate var fileHandle: NIOFileHandle?
+    /// Kept open until the write completes.
+    fileprivate var slice: FileSlice?
+    /// The connection guard's word for the answer: whether the connection closes after it (`nil`: not counted).
+    fileprivate var closing: Bool?
+
+    /// The answer's last write completed with `result`: the borrowed descriptor goes back to the slice and the
+    /// access record is finished. On the event loop.
+    func finish(_ result: Result<Void, any Error>, components: ServerComponents) {
+        _ = try? fileHandle?.takeDescriptorOwnership()
+        let (sent, aborted): (Int64, (any Error)?)
         switch result {
-        case .success: (bytes, aborted) = (written.bytes, nil)
-        case .failure(let error): (bytes, aborted) = (-1, error)
+        case .success: (sent, aborted) = (bytes, nil)
+        case .failure(let error): (sent, aborted) = (-1, error)
         }
-        written.record.finish(
-            status: written.status, bytes: bytes, result: written.result, aborted: aborted, components: components)
-        connection.eventLoopAnswerWritten(closing: written.closing)
+        record.finish(status: status, bytes: sent, result: self.result, aborted: aborted, components: components)
+    }
+
+    /// Tells `connection` that the answer is written: it closes the connection after it, or starts its clock.
+    func tell(_ connection: ConnectionGuard) {
+        connection.eventLoopAnswerWritten(closing: closing)
     }
 }

@@ -45,7 +45,7 @@ extension Answer {
                         result: .hit, record: record)
                     return
                 }
-                remembered.keptHit = nil
+                remembered.keep(nil)
             }
             self.init(
                 hitFor: request, resolved: resolved, components: components, canSendFile: true, keeping: remembered)
@@ -55,7 +55,7 @@ extension Answer {
     }
 
     /// The answer to `request`, resolved to the origin object `resolved`, when it is a fresh hit the event loop can
-    /// send at once, else `nil`; see ``init(hitFor:resolution:components:)``. A parked request comes here with the
+    /// send at once, else `nil`; see ``init(hitFor:remembered:components:)``. A parked request comes here with the
     /// resolution it got when it arrived, and with its `batch` of wake-ups: a playlist found there is answered
     /// without a lookup of its own; one looked up is added to it.
     /// - Parameters:
@@ -117,7 +117,7 @@ extension Answer {
         switch plan {
         case .playlist(let rendered, let metadata, let lease):
             answer = .playlist(rendered, metadata: metadata, result: .hit, record: record, components: components)
-            if let remembered, let answer { remembered.keptHit = KeptPlaylistHit(answer, lease: lease) }
+            if let remembered, let answer { remembered.keep(KeptPlaylistHit(answer, lease: lease)) }
         case .object(let head, let response):
             answer = .objectHit(response, head: head, record: record, components: components)
         }
@@ -139,6 +139,7 @@ extension Answer {
     /// request the decoder never saw (``HitFront``).
     /// - Parameter closing: whether the connection closes after this answer.
     func responseHead(closing: Bool) -> HTTPResponseHead {
+        let headers = self.headers
         var fields: [(String, String)] = []
         fields.reserveCapacity(headers.count + 3)
         for field in headers { fields.append((field.name.rawName, field.value)) }
@@ -152,8 +153,8 @@ extension Answer {
     }
 
     /// The bytes of ``responseHead(closing:)``, as the encoder writes them, appended to `buffer`; an answer with no
-    /// `Content-Length` whose status allows a body says `Content-Length: 0`, as the encoder's framing would (such
-    /// an answer has none). Fields made once (``MadeFields``) are copied as bytes, and the fields every answer
+    /// `Content-Length` whose status allows a body says `Content-Length: 0` (the encoder would announce a chunked
+    /// body; the hit path plans no such answer: every answer it sends has its length, or is a 204). Fields made once (``MadeFields``) are copied as bytes, and the fields every answer
     /// carries are written without making a list, in ``headers``' order.
     func writeHead(closing: Bool, into buffer: inout ByteBuffer) {
         if status == .ok {

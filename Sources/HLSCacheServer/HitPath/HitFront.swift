@@ -50,8 +50,6 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
     private var finishDeferred = false
     /// Whether a flush is asked for at the end of the event loop's round (``EventLoopFlushes``).
     private var flushAsked = false
-    /// This handler's place in the pipeline, while it is in it.
-    private var context: ChannelHandlerContext?
 
     /// - Parameters:
     ///   - components: the server's cache and configuration.
@@ -181,22 +179,6 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
     /// after it. Finishes its access record once the last byte is written or the connection fails. The caller
     /// flushes.
     private func send(_ answer: Answer, body: ChannelBody, closing: Bool, context: ChannelHandlerContext) {
-        let written = context.eventLoop.makePromise(of: Void.self)
-        write(answer, body: body, closing: closing, promise: written, context: context)
-        components.metrics.frontHit(body: answer.bodyKind)
-        inFlight.append(answer, body: body, connection: connection)
-        written.futureResult.assumeIsolated().whenComplete { result in
-            self.inFlight.oldestWritten(result, components: self.components, connection: self.connection)
-            if self.inFlight.count == 0 { self.finishedSending(context: context) }
-        }
-    }
-
-    /// Writes an answer as bytes, `promise` completing with its last write: the head (``Answer/writeHead(closing:into:)``)
-    /// with a small body in the same buffer, a larger one or a file region after it. The caller flushes.
-    private func write(
-        _ answer: Answer, body: ChannelBody, closing: Bool, promise: EventLoopPromise<Void>,
-        context: ChannelHandlerContext
-    ) {
         var inlined: ByteBuffer?
         var rest = body.data
         if case .byteBuffer(let buffer) = rest, buffer.readableBytes <= Self.inlineBodyLimit {
@@ -206,31 +188,21 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
         var head = context.channel.allocator.buffer(capacity: 512 + (inlined?.readableBytes ?? 0))
         answer.writeHead(closing: closing, into: &head)
         if var inlined { head.writeBuffer(&inlined) }
+        let written = context.eventLoop.makePromise(of: Void.self)
         if let rest {
             context.write(wrapOutboundOut(.byteBuffer(head)), promise: nil)
-            context.write(wrapOutboundOut(rest), promise: promise)
+            context.write(wrapOutboundOut(rest), promise: written)
         } else {
-            context.write(wrapOutboundOut(.byteBuffer(head)), promise: promise)
+            context.write(wrapOutboundOut(.byteBuffer(head)), promise: written)
         }
-    }
-
-    /// Writes, for ``HitPathHandler``, the answer to a request this handler handed on, as bytes (as this handler
-    /// writes its own): past the HTTP/1 encoder, which keeps no state between answers. The caller flushes.
-    /// - Returns: `false` when the handler is no longer in the pipeline (nothing is written).
-    func writeHandedOnAnswer(
-        _ answer: Answer, body: ChannelBody, closing: Bool, promise: EventLoopPromise<Void>
-    ) -> Bool {
-        guard let context else { return false }
-        write(answer, body: body, closing: closing, promise: promise, context: context)
-        return true
-    }
-
-    func handlerAdded(context: ChannelHandlerContext) {
-        self.context = context
-    }
-
-    func handlerRemoved(context: ChannelHandlerContext) {
-        self.context = nil
+        components.metrics.frontHit(body: answer.bodyKind)
+        inFlight.append(answer, body: body, connection: connection)
+        written.futureResult.assumeIsolated().whenComplete { result in
+            guard let answer = self.inFlight.popOldest() else { return }
+            answer.finish(result, components: self.components)
+            if self.inFlight.count == 0 { self.finishedSending(context: context) }
+            answer.tell(self.connection)
+        }
     }
 
     /// Flushes our answers at the end of the event loop's round, once.

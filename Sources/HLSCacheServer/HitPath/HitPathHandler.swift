@@ -5,9 +5,7 @@ import SegmentCache
 
 /// Answers fresh cache hits on the connection's event loop, straight after the HTTP/1 decoder: entry files go to
 /// the socket with `sendfile` (a NIO `FileRegion`), small hot objects and rewritten playlists from shared buffers,
-/// each after its head, written as bytes by the connection's ``HitFront`` past the HTTP/1 encoder
-/// (``Answer/writeHead(closing:into:)``, the encoder's bytes for ``Answer/responseHead(closing:)``; through the
-/// encoder only if the front is gone). Every other request
+/// each after a head built for the HTTP/1 encoder (``Answer/responseHead(closing:)``). Every other request
 /// goes on, untouched, to the conversion to HTTP types and Hummingbird. ``ConnectionGuard`` installs it and keeps
 /// the connection's clocks for the requests it answers.
 ///
@@ -260,23 +258,23 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
             context.close(promise: nil)
             return
         }
+        context.write(wrapOutboundOut(.head(answer.responseHead(closing: closing))), promise: nil)
         let written = context.eventLoop.makePromise(of: Void.self)
-        if front?.writeHandedOnAnswer(answer, body: body, closing: closing, promise: written) != true {
-            context.write(wrapOutboundOut(.head(answer.responseHead(closing: closing))), promise: nil)
-            if let data = body.data {
-                switch data {
-                case .byteBuffer(let buffer): context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
-                case .fileRegion(let region): context.write(wrapOutboundOut(.body(.fileRegion(region))), promise: nil)
-                }
+        if let data = body.data {
+            switch data {
+            case .byteBuffer(let buffer): context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+            case .fileRegion(let region): context.write(wrapOutboundOut(.body(.fileRegion(region))), promise: nil)
             }
-            context.write(wrapOutboundOut(.end(nil)), promise: written)
         }
+        context.write(wrapOutboundOut(.end(nil)), promise: written)
         front?.forwardedAnswerEnded()
         components.metrics.eventLoopHit(body: answer.bodyKind)
         inFlight.append(answer, body: body, connection: connection)
         written.futureResult.assumeIsolated().whenComplete { result in
-            self.inFlight.oldestWritten(result, components: self.components, connection: self.connection)
+            guard let answer = self.inFlight.popOldest() else { return }
+            answer.finish(result, components: self.components)
             if self.inFlight.count == 0 { self.finishedSending(context: context) }
+            answer.tell(self.connection)
         }
         context.flush()
     }

@@ -22,6 +22,12 @@ final class ResolutionMemo: @unchecked Sendable {
 
     private weak var owner: ServerComponents?
     private var targets: [Key: RememberedTarget] = [:]
+    /// The targets given a kept hit since the last ``dropKeptHits()``, at most ``keptHitCapacity``.
+    private var keeping: [RememberedTarget] = []
+
+    /// The most kept hits per thread (each holds a playlist's fields and a copy of a body of at most
+    /// ``KeptPlaylistHit/copiedBodyLimit``).
+    static let keptHitCapacity = 32
 
     private struct Key: Hashable {
         var method: HTTPRequest.Method
@@ -51,10 +57,24 @@ final class ResolutionMemo: @unchecked Sendable {
         }
         let key = Key(method: request.method, target: request.target)
         if let known = memo.targets[key] { return known }
-        let remembered = RememberedTarget(resolution: resolve(request, components))
-        if memo.targets.count >= capacity { memo.targets.removeAll(keepingCapacity: true) }
+        let remembered = RememberedTarget(resolution: resolve(request, components), memo: memo)
+        if memo.targets.count >= capacity {
+            memo.targets.removeAll(keepingCapacity: true)
+            memo.dropKeptHits()
+        }
         memo.targets[key] = remembered
         return remembered
+    }
+
+    /// `target` is given a kept hit: past ``keptHitCapacity``, every kept hit of this thread is dropped first.
+    fileprivate func keeping(_ target: RememberedTarget) {
+        if keeping.count >= Self.keptHitCapacity { dropKeptHits() }
+        keeping.append(target)
+    }
+
+    private func dropKeptHits() {
+        for target in keeping { target.keep(nil) }
+        keeping.removeAll(keepingCapacity: true)
     }
 
     private static func resolve(_ request: HitRequest, _ components: ServerComponents) -> RequestResolution {
@@ -70,10 +90,20 @@ final class RememberedTarget {
     /// The request's resolution.
     let resolution: RequestResolution
     /// The last fresh hit on a live playlist's rendering, while its lease may hold.
-    var keptHit: KeptPlaylistHit?
+    private(set) var keptHit: KeptPlaylistHit?
+    /// The memo that keeps this target; `nil` for a target not remembered (which keeps no hit).
+    private weak var memo: ResolutionMemo?
 
-    init(resolution: RequestResolution) {
+    init(resolution: RequestResolution, memo: ResolutionMemo? = nil) {
         self.resolution = resolution
+        self.memo = memo
+    }
+
+    /// Keeps `hit` (or drops the kept hit, for `nil`); a target its memo does not keep keeps nothing.
+    func keep(_ hit: KeptPlaylistHit?) {
+        guard let memo else { return }
+        if hit != nil, keptHit == nil { memo.keeping(self) }
+        keptHit = hit
     }
 }
 
@@ -85,8 +115,10 @@ struct KeptPlaylistHit {
     let lease: SegmentCache.HitLease
     /// The answer's own fields (``RenderedPlaylist/hitFields(lastModified:)``), this thread's copy.
     let fields: MadeFields
-    /// The rendering's bytes, this thread's copy.
+    /// The rendering's bytes: this thread's copy, or the shared buffer when larger than ``copiedBodyLimit``.
     let body: ByteBuffer
+    /// The largest body copied for the thread (a live playlist of a few dozen segments is 1–5 KiB).
+    static let copiedBodyLimit = 16 << 10
     /// The playlist's URL: the access record's origin URL and stream.
     let url: String
 
@@ -97,7 +129,8 @@ struct KeptPlaylistHit {
         else { return nil }
         let body: ByteBuffer
         switch answer.body {
-        case .memory(let buffer): body = ByteBuffer(buffer.readableBytesView)
+        case .memory(let buffer):
+            body = buffer.readableBytes <= Self.copiedBodyLimit ? ByteBuffer(buffer.readableBytesView) : buffer
         default: return nil
         }
         self.lease = lease

@@ -1,5 +1,4 @@
 import ByteRanges
-import Synchronization
 
 /// Everything a cache shares between requests, fills and the janitor; lives behind one `Mutex`.
 ///
@@ -11,10 +10,6 @@ struct CacheState: Sendable {
     /// Entries hits opened, kept open by their exact key: the next hit on one checks that its file is still the
     /// published one (``SegmentCache/lookup(_:freshness:)``) instead of hashing, opening and decoding it again.
     private(set) var openEntries = ClockMap<CacheKey, StoredEntry>(capacity: CacheState.openEntryCapacity)
-    /// Counts the changes to ``openEntries`` that can change what a hit finds: an entry held, replaced or let go
-    /// (not a check that finds the same file with the same expiry). ``SegmentCache/HitLease`` reads it without the
-    /// lock.
-    let heldChanges = ChangeCounter()
     /// The key each open entry is held under, by digest, so that removing an entry lets its file go.
     private var openEntryKeys: [EntryDigest: CacheKey] = [:]
     /// Open entries let go under the lock: the lock's holder closes them after leaving it
@@ -167,22 +162,34 @@ struct CacheState: Sendable {
     mutating func openEntry(for key: CacheKey) -> StoredEntry? { openEntries.value(forKey: key) }
 
     /// Keeps `entry` open for hits on `key` (its exact key), in place of what was held for it.
+    /// Its ``StoredEntry/heldToken`` stays the one held before when it is the same file with the same expiry (a
+    /// check that found nothing changed); otherwise the old one is revoked, as is every evicted entry's.
     mutating func holdOpen(_ entry: StoredEntry, for key: CacheKey) {
-        let held = openEntries.peek(key)
-        if held?.file !== entry.file || held?.metadata.expiry != entry.metadata.expiry { heldChanges.increment() }
+        var entry = entry
+        if let held = openEntries.peek(key), held.file === entry.file,
+            held.metadata.expiry == entry.metadata.expiry, let token = held.heldToken
+        {
+            entry.heldToken = token
+        } else {
+            openEntries.peek(key)?.heldToken?.revoke()
+            entry.heldToken = HeldToken()
+        }
         for evicted in openEntries.insert(entry, forKey: key) {
             if evicted.digest != entry.digest { openEntryKeys[evicted.digest] = nil }
+            if evicted.heldToken !== entry.heldToken { evicted.heldToken?.revoke() }
             released.append(evicted)
         }
         // CLOCK may have evicted the newcomer itself: then it is not held.
-        openEntryKeys[entry.digest] = openEntries.contains(key) ? key : nil
+        let isHeld = openEntries.contains(key)
+        if !isHeld { entry.heldToken?.revoke() }
+        openEntryKeys[entry.digest] = isHeld ? key : nil
     }
 
     /// Lets go of the entry held open for `digest`; with `file`, only if it is still that file.
     mutating func releaseOpen(_ digest: EntryDigest, ifFile file: OpenFile? = nil) {
         guard let key = openEntryKeys[digest], let held = openEntries.peek(key) else { return }
         if let file, held.file !== file { return }
-        heldChanges.increment()
+        held.heldToken?.revoke()
         openEntryKeys[digest] = nil
         openEntries.removeValue(forKey: key)
         released.append(held)
@@ -190,8 +197,12 @@ struct CacheState: Sendable {
 
     /// Lets go of every entry held open.
     mutating func releaseAllOpen() {
-        heldChanges.increment()
-        for key in openEntryKeys.values { if let held = openEntries.removeValue(forKey: key) { released.append(held) } }
+        for key in openEntryKeys.values {
+            if let held = openEntries.removeValue(forKey: key) {
+                held.heldToken?.revoke()
+                released.append(held)
+            }
+        }
         openEntryKeys = [:]
     }
 
@@ -224,18 +235,5 @@ extension CacheState {
     /// Drops every kept ended fill (the cache closes).
     mutating func dropEndedAhead() {
         endedAhead = [:]
-    }
-}
-
-/// A counter read without a lock (``CacheState/heldChanges``).
-final class ChangeCounter: Sendable {
-    private let count = Atomic<UInt64>(0)
-
-    /// The number of changes so far.
-    var value: UInt64 { count.load(ordering: .acquiring) }
-
-    /// Counts a change; under the cache's lock.
-    func increment() {
-        count.add(1, ordering: .releasing)
     }
 }

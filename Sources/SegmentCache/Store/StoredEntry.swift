@@ -1,5 +1,6 @@
 import ByteRanges
 import Foundation
+import Synchronization
 
 /// A published entry, opened: its file, kept open for as long as a response reads it, and its header.
 struct StoredEntry: Sendable {
@@ -13,6 +14,9 @@ struct StoredEntry: Sendable {
     /// For an entry held open for hits: when its file was last found still linked, with its expiry read back
     /// (monotonic milliseconds, `CLOCK_MONOTONIC_COARSE`); 0: never.
     var verifiedAt: Int64 = 0
+    /// For an entry held open for hits: revoked when the cache lets go of it, or holds another file or expiry for
+    /// its key (``SegmentCache/HitLease``).
+    var heldToken: HeldToken?
 
     var metadata: EntryMetadata { header.metadata }
 
@@ -41,5 +45,19 @@ struct StoredEntry: Sendable {
             start: window?.offset ?? 0,
             chunkSize: chunkSize
         )
+    }
+}
+
+/// Whether what the cache holds open for a key is still what it held when a ``SegmentCache/HitLease`` was given:
+/// revoked (once, for good) when the held entry is let go or replaced. Read without the cache's lock.
+final class HeldToken: Sendable {
+    private let revoked = Atomic<Bool>(false)
+
+    /// Whether the held entry was let go or replaced.
+    var isRevoked: Bool { revoked.load(ordering: .acquiring) }
+
+    /// Marks the held entry let go or replaced; under the cache's lock.
+    func revoke() {
+        revoked.store(true, ordering: .releasing)
     }
 }
