@@ -97,12 +97,23 @@ struct Answer: Sendable {
     var headers: HTTPFields {
         var headers = ownFields.fields
         headers.reserveCapacity(headers.count + 5)
-        // Appended, not set: no builder sets these three (they are the answer's own), so none is there to replace.
-        headers.append(HTTPField(name: .xRequestID, value: record.id))
-        if let field = result.xCacheField { headers.append(field) }
-        if let length { headers.append(HTTPField(name: .contentLength, value: String(length))) }
-        record.cors.apply(to: &headers)
+        // Appended, not set: no builder sets these (they are the answer's own), so none is there to replace.
+        forEachCarriedField { name, value in headers.append(HTTPField(name: name, value: value)) }
+        if record.cors.variesByOrigin { headers[.vary] = headers[.vary].map { $0 + ", Origin" } ?? "Origin" }
         return headers
+    }
+
+    /// The fields every answer carries after its own, in order: `X-Request-Id`, `X-Cache` (not for an error),
+    /// `Content-Length` (when known), and the CORS headers the request was granted. A grant that varies by origin
+    /// also adds `Origin` to the own `Vary` field (``headers`` does).
+    func forEachCarriedField(_ body: (_ name: HTTPField.Name, _ value: String) -> Void) {
+        body(.xRequestID, record.id)
+        if let xCache = result.xCacheField { body(.xCache, xCache.value) }
+        if let length { body(.contentLength, String(length)) }
+        if let allowOrigin = record.cors.allowOrigin {
+            body(.accessControlAllowOrigin, allowOrigin)
+            body(.accessControlExposeHeaders, CORSPolicy.exposedHeaders)
+        }
     }
 
     /// Sets one of the answer's own fields (a node's `X-Cache-Parent`, a refusal's `WWW-Authenticate`).

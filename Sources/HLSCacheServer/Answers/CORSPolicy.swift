@@ -41,7 +41,8 @@ public struct CORSPolicy: Sendable, Equatable {
     }
 
     /// What one request is granted: the `Access-Control-Allow-Origin` value, and whether the answer depends on
-    /// the request's `Origin` (a list is configured).
+    /// the request's `Origin` (a list is configured). Every answer adds what its request was granted
+    /// (``Answer/forEachCarriedField(_:)``, ``Answer/headers``).
     struct Grant: Sendable {
         /// The `Access-Control-Allow-Origin` value, or `nil` for no CORS headers.
         var allowOrigin: String?
@@ -50,16 +51,6 @@ public struct CORSPolicy: Sendable, Equatable {
 
         /// No CORS headers.
         static let none = Grant(allowOrigin: nil)
-
-        /// Adds the CORS headers of an answer (appended: no answer builder sets them).
-        func apply(to headers: inout HTTPFields) {
-            if variesByOrigin { headers[.vary] = headers[.vary].map { $0 + ", Origin" } ?? "Origin" }
-            guard let allowOrigin else { return }
-            headers.append(
-                allowOrigin == "*"
-                    ? CORSPolicy.allowAnyOrigin : HTTPField(name: .accessControlAllowOrigin, value: allowOrigin))
-            headers.append(CORSPolicy.exposeHeadersField)
-        }
     }
 
     /// The grant of a request whose `Origin` header is `requestOrigin`.
@@ -75,10 +66,6 @@ public struct CORSPolicy: Sendable, Equatable {
 
     /// The headers a page's script may read besides the CORS-safelisted ones.
     static let exposedHeaders = "Content-Length, Content-Range, Accept-Ranges, X-Cache, Age, X-Request-Id"
-    /// `Access-Control-Expose-Headers`, made once.
-    static let exposeHeadersField = HTTPField(name: .accessControlExposeHeaders, value: exposedHeaders)
-    /// `Access-Control-Allow-Origin: *`, made once.
-    static let allowAnyOrigin = HTTPField(name: .accessControlAllowOrigin, value: "*")
 
     /// The preflight answer's own headers: methods, the request headers asked for (those that are tokens; `Range`
     /// when none are asked for), and how long the browser may remember them.

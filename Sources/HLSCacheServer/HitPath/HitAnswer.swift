@@ -139,10 +139,15 @@ extension Answer {
     /// request the decoder never saw (``HitFront``).
     /// - Parameter closing: whether the connection closes after this answer.
     func responseHead(closing: Bool) -> HTTPResponseHead {
-        let headers = self.headers
         var fields: [(String, String)] = []
-        fields.reserveCapacity(headers.count + 3)
-        for field in headers { fields.append((field.name.rawName, field.value)) }
+        fields.reserveCapacity(16)
+        if record.cors.variesByOrigin {
+            // The grant changes an own field (`Vary`): the list, as ``headers`` makes it.
+            for field in headers { fields.append((field.name.rawName, field.value)) }
+        } else {
+            for field in ownFields.fields { fields.append((field.name.rawName, field.value)) }
+            forEachCarriedField { name, value in fields.append((name.rawName, value)) }
+        }
         fields.append(("Date", HTTPDate.now))
         fields.append(("Server", Self.serverName))
         if closing { fields.append(("Connection", "close")) }
@@ -154,8 +159,9 @@ extension Answer {
 
     /// The bytes of ``responseHead(closing:)``, as the encoder writes them, appended to `buffer`; an answer with no
     /// `Content-Length` whose status allows a body says `Content-Length: 0` (the encoder would announce a chunked
-    /// body; the hit path plans no such answer: every answer it sends has its length, or is a 204). Fields made once (``MadeFields``) are copied as bytes, and the fields every answer
-    /// carries are written without making a list, in ``headers``' order.
+    /// body; the hit path plans no such answer: every answer it sends has its length, or is a 204). Fields made
+    /// once (``MadeFields``) are copied as bytes, and the fields every answer carries are written without making a
+    /// list (``forEachCarriedField(_:)``).
     func writeHead(closing: Bool, into buffer: inout ByteBuffer) {
         if status == .ok {
             buffer.writeStaticString("HTTP/1.1 200 OK\r\n")
@@ -174,21 +180,7 @@ extension Answer {
             case .made(let made): buffer.writeImmutableBuffer(made.bytes)
             case .list(let fields): for field in fields { buffer.writeFieldLine(field.name.rawName, field.value) }
             }
-            buffer.writeStaticString("X-Request-Id: ")
-            buffer.writeString(record.id)
-            if let xCache = result.xCacheField {
-                buffer.writeStaticString("\r\nX-Cache: ")
-                buffer.writeString(xCache.value)
-            }
-            if let length {
-                buffer.writeStaticString("\r\nContent-Length: ")
-                buffer.writeString(String(length))
-            }
-            buffer.writeStaticString("\r\n")
-            if let allowOrigin = record.cors.allowOrigin {
-                buffer.writeFieldLine("Access-Control-Allow-Origin", allowOrigin)
-                buffer.writeFieldLine("Access-Control-Expose-Headers", CORSPolicy.exposedHeaders)
-            }
+            forEachCarriedField { name, value in buffer.writeFieldLine(name.rawName, value) }
         }
         if length == nil, status.code >= 200, status.code != 204, status.code != 304 {
             buffer.writeStaticString("Content-Length: 0\r\n")

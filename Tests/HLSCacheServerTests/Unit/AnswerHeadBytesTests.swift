@@ -9,15 +9,34 @@ import Testing
 
 @testable import HLSCacheServer
 
-/// The two writers of an answer's head agree: the bytes ``Answer/writeHead(closing:into:)`` writes for a request
-/// the decoder never saw are the bytes NIO's encoder writes for ``Answer/responseHead(closing:)``, for every kind
-/// of answer, its own fields made once or listed, with each CORS grant.
+/// The writers of an answer's head agree: the bytes ``Answer/writeHead(closing:into:)`` writes for a request the
+/// decoder never saw are the bytes NIO's encoder writes for ``Answer/responseHead(closing:)`` and for the fields of
+/// ``Answer/headers`` (what the responder sends), for every kind of answer, its own fields made once or listed, with
+/// each CORS grant.
 @Suite("Answer head bytes")
 struct AnswerHeadBytesTests {
     /// What NIO's HTTP/1 encoder writes for the answer's head, without its `Date` line.
     static func encoded(_ answer: Answer, closing: Bool) throws -> String {
+        try encoded(answer.responseHead(closing: closing))
+    }
+
+    /// The head Hummingbird's answer would have: ``Answer/headers`` (what the responder sends), then the
+    /// connection's fields.
+    static func reference(_ answer: Answer, closing: Bool) -> HTTPResponseHead {
+        var fields = answer.headers.map { ($0.name.rawName, $0.value) }
+        fields.append(("Date", "-"))
+        fields.append(("Server", Answer.serverName))
+        if closing { fields.append(("Connection", "close")) }
+        return HTTPResponseHead(
+            version: .http1_1,
+            status: HTTPResponseStatus(statusCode: answer.status.code, reasonPhrase: answer.status.reasonPhrase),
+            headers: HTTPHeaders(fields))
+    }
+
+    /// What NIO's HTTP/1 encoder writes for `head`, without its `Date` line.
+    static func encoded(_ head: HTTPResponseHead) throws -> String {
         let channel = EmbeddedChannel(handler: HTTPResponseEncoder())
-        try channel.writeOutbound(HTTPServerResponsePart.head(answer.responseHead(closing: closing)))
+        try channel.writeOutbound(HTTPServerResponsePart.head(head))
         var bytes = ByteBuffer()
         while var part = try channel.readOutbound(as: ByteBuffer.self) { bytes.writeBuffer(&part) }
         _ = try channel.finish()
@@ -104,9 +123,11 @@ struct AnswerHeadBytesTests {
                 for (name, answer) in try Self.answers(method: method, cors: grant) {
                     for closing in [false, true] {
                         let written = Self.written(answer, closing: closing)
+                        let context = "\(name), \(method), CORS \(grantName), closing \(closing)"
+                        #expect(written == (try Self.encoded(answer, closing: closing)), "\(context)")
                         #expect(
-                            written == (try Self.encoded(answer, closing: closing)),
-                            "\(name), \(method), CORS \(grantName), closing \(closing)")
+                            written == (try Self.encoded(Self.reference(answer, closing: closing))),
+                            "not the fields of `headers`: \(context)")
                         #expect(written.hasSuffix("\r\n\r\n"))
                     }
                 }
