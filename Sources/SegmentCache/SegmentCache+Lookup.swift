@@ -16,9 +16,8 @@ extension SegmentCache {
     public func publishedResponse(
         for key: CacheKey, accepting accept: (EntryMetadata) -> Bool = { _ in true }
     ) -> CacheResponse? {
-        guard let hit = lookup(key, freshness: .fresh), accept(hit.metadata) else { return nil }
-        counters.hits.increment()
-        return hit
+        var lease: HitLease?
+        return publishedResponse(for: key, lease: &lease, accepting: accept)
     }
 
     /// What lets a caller answer the same hit again without a lookup for a short while (``renewedHit(_:)``): given

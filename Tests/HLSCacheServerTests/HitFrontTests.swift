@@ -137,14 +137,9 @@ struct HitFrontTests {
 
     @Test("on a connection the decoder reads, a HEAD hit answered on the event loop leaves the next answer its body")
     func headHitThenMissOnTheDecodersConnection() async throws {
-        let origin = StreamOrigin()
-        try await origin.start()
+        let (origin, server, hit) = try await HitPathTests.serverWithCachedObject(Self.segment)
         defer { origin.stop() }
-        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
-        let hit = "/o/http/127.0.0.1:\(origin.port)\(Self.segment)"
         let miss = "/o/http/127.0.0.1:\(origin.port)/fmp4/seg2.m4s"
-        _ = try await TestHTTP.get(server.url(hit))
-        try await HitPathTests.waitForEntries(1, on: server)
         let port = server.port
         let answers = try await offPool { () -> [RawConnection.Answer] in
             let connection = try RawConnection(port: port, timeout: 10)
@@ -164,13 +159,9 @@ struct HitFrontTests {
 
     @Test("a closing answer written while another waits behind it ends the connection; the server goes on")
     func closingAnswerWithAnotherBehindIt() async throws {
-        let origin = StreamOrigin()
-        try await origin.start()
+        let (origin, server, large) = try await HitPathTests.serverWithCachedObject(HitPathTests.largePath)
         defer { origin.stop() }
-        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
-        let large = "/o/http/127.0.0.1:\(origin.port)/large/6291456.ts"
         let small = "/o/http/127.0.0.1:\(origin.port)\(Self.segment)"
-        _ = try await TestHTTP.get(server.url(large))
         _ = try await TestHTTP.get(server.url(small))
         try await HitPathTests.waitForEntries(2, on: server)
         let port = server.port

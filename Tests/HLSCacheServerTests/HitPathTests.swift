@@ -214,7 +214,7 @@ struct HitPathTests {
     }
 
     /// A started origin and server, and the proxied target of `path`, fetched once so that it is cached.
-    private static func serverWithCachedObject(
+    static func serverWithCachedObject(
         _ path: String
     ) async throws -> (origin: StreamOrigin, server: ServerProcess, target: String) {
         let origin = StreamOrigin()

@@ -116,6 +116,17 @@ struct Answer: Sendable {
         }
     }
 
+    /// Every field of ``headers``, in order (name, value), without making the list unless the CORS grant changes an
+    /// own field (`Vary`).
+    func forEachField(_ body: (_ name: String, _ value: String) -> Void) {
+        guard !record.cors.variesByOrigin else {
+            for field in headers { body(field.name.rawName, field.value) }
+            return
+        }
+        for field in ownFields.fields { body(field.name.rawName, field.value) }
+        forEachCarriedField { name, value in body(name.rawName, value) }
+    }
+
     /// Sets one of the answer's own fields (a node's `X-Cache-Parent`, a refusal's `WWW-Authenticate`).
     mutating func setField(_ name: HTTPField.Name, to value: String) {
         var fields = ownFields.fields

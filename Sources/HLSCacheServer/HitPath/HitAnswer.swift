@@ -29,17 +29,11 @@ extension Answer {
         case .own(.preflight):
             self.init(
                 preflightAsking: request.accessControlRequestHeaders,
-                record: AccessRecord(
-                    method: request.method.rawValue, path: request.target,
-                    id: components.observability.nextRequestID(), start: .now,
-                    cors: components.configuration.cors.grant(requestOrigin: request.origin)))
+                record: Self.record(of: request, originURL: nil, components: components))
         case .origin(let resolved):
             if let kept = remembered.keptHit {
                 if components.cache.renewedHit(kept.lease) {
-                    let record = AccessRecord(
-                        method: request.method.rawValue, path: request.target,
-                        id: components.observability.nextRequestID(), start: .now, originURL: kept.url,
-                        cors: components.configuration.cors.grant(requestOrigin: request.origin))
+                    let record = Self.record(of: request, originURL: kept.url, components: components)
                     self = .playlist(
                         kept.fields, body: .memory(kept.body), length: Int64(kept.body.readableBytes), url: kept.url,
                         result: .hit, record: record)
@@ -109,10 +103,7 @@ extension Answer {
                 return nil
             }
         }
-        let record = AccessRecord(
-            method: request.method.rawValue, path: request.target, id: components.observability.nextRequestID(),
-            start: arrivedAt ?? .now, originURL: key.url,
-            cors: components.configuration.cors.grant(requestOrigin: request.origin))
+        let record = Self.record(of: request, originURL: key.url, start: arrivedAt ?? .now, components: components)
         let answer: Answer?
         switch plan {
         case .playlist(let rendered, let metadata, let lease):
@@ -132,6 +123,19 @@ extension Answer {
 }
 
 extension Answer {
+    /// The access record of a request the hit path answers: a new request id, and the CORS grant of its `Origin`.
+    private static func record(
+        of request: HitRequest, originURL: String?, start: ContinuousClock.Instant = .now,
+        components: ServerComponents
+    ) -> AccessRecord {
+        AccessRecord(
+            method: request.method.rawValue, path: request.target, id: components.observability.nextRequestID(),
+            start: start, originURL: originURL,
+            cors: components.configuration.cors.grant(requestOrigin: request.origin))
+    }
+}
+
+extension Answer {
     /// The answer's head for the HTTP/1 encoder, built straight from the answer (no conversion from HTTP types):
     /// the answer's fields in order, then the connection's own (`Date`, `Server`, and `Connection: close` when
     /// `closing`). For a request the decoder read, the encoder writes the head, so that it keeps pairing answers with
@@ -141,13 +145,7 @@ extension Answer {
     func responseHead(closing: Bool) -> HTTPResponseHead {
         var fields: [(String, String)] = []
         fields.reserveCapacity(16)
-        if record.cors.variesByOrigin {
-            // The grant changes an own field (`Vary`): the list, as ``headers`` makes it.
-            for field in headers { fields.append((field.name.rawName, field.value)) }
-        } else {
-            for field in ownFields.fields { fields.append((field.name.rawName, field.value)) }
-            forEachCarriedField { name, value in fields.append((name.rawName, value)) }
-        }
+        forEachField { name, value in fields.append((name, value)) }
         fields.append(("Date", HTTPDate.now))
         fields.append(("Server", Self.serverName))
         if closing { fields.append(("Connection", "close")) }
@@ -172,15 +170,11 @@ extension Answer {
             buffer.writeString(status.reasonPhrase)
             buffer.writeStaticString("\r\n")
         }
-        if record.cors.variesByOrigin {
-            // The grant changes an own field (`Vary`): the list, as ``headers`` makes it.
-            for field in headers { buffer.writeFieldLine(field.name.rawName, field.value) }
-        } else {
-            switch ownFields {
-            case .made(let made): buffer.writeImmutableBuffer(made.bytes)
-            case .list(let fields): for field in fields { buffer.writeFieldLine(field.name.rawName, field.value) }
-            }
+        if case .made(let made) = ownFields, !record.cors.variesByOrigin {
+            buffer.writeImmutableBuffer(made.bytes)
             forEachCarriedField { name, value in buffer.writeFieldLine(name.rawName, value) }
+        } else {
+            forEachField { name, value in buffer.writeFieldLine(name, value) }
         }
         if length == nil, status.code >= 200, status.code != 204, status.code != 304 {
             buffer.writeStaticString("Content-Length: 0\r\n")

@@ -38,11 +38,6 @@ final class ResolutionMemo: @unchecked Sendable {
         self.owner = owner
     }
 
-    /// The resolution of `request`, remembered or made now.
-    static func resolution(of request: HitRequest, components: ServerComponents) -> RequestResolution {
-        remembered(request, components: components).resolution
-    }
-
     /// What this thread remembers of `request`'s target, or learns of it now; for a request that is not remembered
     /// (a range, `Via`, a read-ahead), a fresh record that nothing keeps.
     static func remembered(_ request: HitRequest, components: ServerComponents) -> RememberedTarget {

@@ -166,12 +166,11 @@ struct CacheState: Sendable {
     /// check that found nothing changed); otherwise the old one is revoked, as is every evicted entry's.
     mutating func holdOpen(_ entry: StoredEntry, for key: CacheKey) {
         var entry = entry
-        if let held = openEntries.peek(key), held.file === entry.file,
-            held.metadata.expiry == entry.metadata.expiry, let token = held.heldToken
-        {
-            entry.heldToken = token
+        let held = openEntries.peek(key)
+        if let held, held.file === entry.file, held.metadata.expiry == entry.metadata.expiry, held.heldToken != nil {
+            entry.heldToken = held.heldToken
         } else {
-            openEntries.peek(key)?.heldToken?.revoke()
+            held?.heldToken?.revoke()
             entry.heldToken = HeldToken()
         }
         for evicted in openEntries.insert(entry, forKey: key) {

@@ -26,14 +26,14 @@ struct ResolutionMemoTests {
         let target = "/live/index.m3u8"
         // Forward mode has no origin in this target; reverse mode maps it to its origin.
         for _ in 0..<2 {
-            #expect(Self.url(ResolutionMemo.resolution(of: Self.request(target), components: forward)) == nil)
+            #expect(Self.url(ResolutionMemo.remembered(Self.request(target), components: forward).resolution) == nil)
             #expect(
-                Self.url(ResolutionMemo.resolution(of: Self.request(target), components: reverse))
+                Self.url(ResolutionMemo.remembered(Self.request(target), components: reverse).resolution)
                     == "https://origin.test/live/index.m3u8")
         }
         let proxied = "/o/https/cdn.test/a.ts"
-        let first = ResolutionMemo.resolution(of: Self.request(proxied), components: forward)
-        let again = ResolutionMemo.resolution(of: Self.request(proxied), components: forward)
+        let first = ResolutionMemo.remembered(Self.request(proxied), components: forward).resolution
+        let again = ResolutionMemo.remembered(Self.request(proxied), components: forward).resolution
         #expect(Self.url(first) == "https://cdn.test/a.ts" && Self.url(again) == Self.url(first))
     }
 
@@ -41,18 +41,20 @@ struct ResolutionMemoTests {
     func rangeAndMethodAreNotShared() throws {
         let components = try RequestResolutionTests.components()
         let target = "/o/https/cdn.test/b.ts"
-        _ = ResolutionMemo.resolution(of: Self.request(target), components: components)
+        _ = ResolutionMemo.remembered(Self.request(target), components: components)
         guard
-            case .origin(let ranged) = ResolutionMemo.resolution(
-                of: Self.request(target, range: "bytes=0-9"), components: components)
+            case .origin(let ranged) = ResolutionMemo.remembered(
+                Self.request(target, range: "bytes=0-9"), components: components
+            ).resolution
         else {
             Issue.record("not an origin request")
             return
         }
         #expect(ranged.key.range != nil)
         guard
-            case .refused(let status, _) = ResolutionMemo.resolution(
-                of: Self.request(target, method: .post), components: components)
+            case .refused(let status, _) = ResolutionMemo.remembered(
+                Self.request(target, method: .post), components: components
+            ).resolution
         else {
             Issue.record("a POST was not refused")
             return
