@@ -63,6 +63,7 @@ struct ParkedReloadTests {
         let url = server.proxied(origin.url(Self.reload))
         // Read before the fill starts: the test's HTTP client sends one request at a time to a host.
         let hitsBefore = try await Self.loopMemoryHits(server)
+        let frontHitsBefore = try await server.metric("hlscache_front_hits_total")
         let cacheHitsBefore = try await Self.cacheHits(server)
         let first = try await Self.startFill(url, origin: origin)
         let target = Self.reloadTarget(origin)
@@ -79,6 +80,8 @@ struct ParkedReloadTests {
         let memoryHits = try await Self.loopMemoryHits(server) - hitsBefore
         let renders = try await server.metric("hlscache_playlist_renders_total")
         #expect(memoryHits == 20, "renders \(renders)")
+        // Parked before the HTTP/1 decoder and answered as bytes: no decoding, no encoder, no responder.
+        #expect(try await server.metric("hlscache_front_hits_total") - frontHitsBefore == 20)
         // Each counted by the cache, though the playlist is looked up once per batch of wake-ups.
         #expect(try await Self.cacheHits(server) - cacheHitsBefore == 20)
         #expect(origin.targets.filter { $0.contains("_HLS_msn=3&_HLS_part=0") }.count == 1)
@@ -148,6 +151,33 @@ struct ParkedReloadTests {
         #expect(answers[0].body == leader.body)
         #expect(answers[1].body == origin.file(for: "/fmp4/seg1.m4s"))
         // It was parked, then handed to the responder when the next request came behind it.
+        #expect(try await server.metric("hlscache_parked_requests_total") == 1)
+        await server.stop()
+    }
+
+    @Test("a request sent after a parked one, on its connection, sends the parked one on first: both answered in order")
+    func laterRequestBehindParkedKeepsOrder() async throws {
+        let (origin, server) = try await Self.setUp(hold: .milliseconds(1500))
+        defer { origin.stop() }
+        let segment = "/o/http/127.0.0.1:\(origin.port)/fmp4/seg1.m4s"
+        _ = try await TestHTTP.get(server.url(segment))
+        try await HitPathTests.waitForEntries(1, on: server)
+        let first = try await Self.startFill(server.proxied(origin.url(Self.reload)), origin: origin)
+        let target = Self.reloadTarget(origin)
+        let port = server.port
+        let answers = try await offPool { () -> [RawConnection.Answer] in
+            let connection = try RawConnection(port: port)
+            connection.send(RawConnection.request("GET", target))
+            // Parked by now, alone on its connection; then the next request comes.
+            Thread.sleep(forTimeInterval: 0.3)
+            connection.send(RawConnection.request("GET", segment))
+            return try [connection.readAnswer(), connection.readAnswer()]
+        }
+        let leader = try await first.value
+        #expect(answers.map(\.status) == [200, 200])
+        #expect(answers[0].body == leader.body)
+        #expect(answers[1].body == origin.file(for: "/fmp4/seg1.m4s"))
+        // Parked once (by the front), then handed on as it came, not parked a second time behind the decoder.
         #expect(try await server.metric("hlscache_parked_requests_total") == 1)
         await server.stop()
     }

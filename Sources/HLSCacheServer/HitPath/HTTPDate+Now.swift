@@ -1,18 +1,31 @@
 import Foundation
+import NIOPosix
 import OriginCache
-import Synchronization
 
 extension HTTPDate {
-    private static let cached = Mutex<(second: Int, text: String)>((-1, ""))
+    /// One thread's `Date` header: each event loop formats it at most once a second, with no lock shared with the
+    /// others (a shared one was contended by every answer of a fan-out).
+    private final class ThreadDate: @unchecked Sendable {
+        var second = Int64.min
+        var text = ""
+    }
 
-    /// Now, for the `Date` header: formatted at most once a second.
+    private static let threadDates = ThreadSpecificVariable<ThreadDate>()
+
+    /// Now, for the `Date` header.
     static var now: String {
-        let second = Int(Date().timeIntervalSince1970)
-        return cached.withLock { cached in
-            if cached.second != second {
-                cached = (second, format(Date(timeIntervalSince1970: TimeInterval(second))))
-            }
-            return cached.text
+        let second = Int64(Date().timeIntervalSince1970.rounded(.down))
+        let cached: ThreadDate
+        if let existing = threadDates.currentValue {
+            cached = existing
+        } else {
+            cached = ThreadDate()
+            threadDates.currentValue = cached
         }
+        if cached.second != second {
+            cached.second = second
+            cached.text = format(Date(timeIntervalSince1970: TimeInterval(second)))
+        }
+        return cached.text
     }
 }

@@ -50,6 +50,21 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
     private var finishDeferred = false
     /// Whether a flush is asked for at the end of the event loop's round (``EventLoopFlushes``).
     private var flushAsked = false
+    /// The blocking reload parked here, with its head's bytes, for the decoder should it go on after all.
+    private var parked: Parked?
+    /// The parked request's numbering and its rendering wait.
+    private var parking = ReloadParking()
+    /// Whether the request being handed to the decoder is one that was parked here: ``HitPathHandler`` passes it
+    /// on to the responder as it is, rather than park it again.
+    private(set) var handsOnParked = false
+
+    /// A request parked here (``park(_:_:head:context:)``).
+    private struct Parked {
+        let head: ByteBuffer
+        let request: HitRequest
+        let resolved: RequestResolution.OriginRequest
+        let since: ContinuousClock.Instant
+    }
 
     /// - Parameters:
     ///   - components: the server's cache and configuration.
@@ -71,6 +86,8 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
         case .closing:
             break
         case .reading:
+            // Anything after a parked request: the parked one goes to the decoder first, to keep the order.
+            unpark(context: context)
             var bytes = unwrapInboundIn(data)
             if var unread {
                 let searchFrom = unreadIsPartialHead ? max(0, unread.readableBytes - 3) : nil
@@ -138,12 +155,20 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
                 handOver(bytes, context: context)
                 return true
             case .request(let request, let length):
-                if let answer = directAnswer(to: request), let body = ChannelBody(of: answer) {
+                let remembered = admitsAnswer ? Answer.remembered(request, components: components) : nil
+                if let remembered,
+                    let answer = Answer(hitFor: request, remembered: remembered, components: components),
+                    let body = ChannelBody(of: answer)
+                {
                     bytes.moveReaderIndex(forwardBy: length)
                     connection.eventLoopAnswerStarted(closing: request.closes)
                     send(answer, body: body, closing: request.closes, context: context)
                     answered = true
                     if request.closes { mode = .closing }
+                } else if let remembered, bytes.readableBytes == length,
+                    park(request, remembered.resolution, head: bytes, context: context)
+                {
+                    bytes.moveReaderIndex(forwardBy: length)
                 } else if request.closes {
                     // The connection ends after this request's answer: the decoder reads the rest, as it would.
                     handedOn += 1
@@ -168,11 +193,87 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
         context.fireChannelRead(wrapInboundOut(bytes))
     }
 
-    /// The answer to `request` if it may be sent from here now: a fresh hit, on an idle connection.
-    private func directAnswer(to request: HitRequest) -> Answer? {
-        guard handedOn == 0, !quiescing, connection.admitsEventLoopAnswer else { return nil }
-        return Answer(
-            hitFor: request, remembered: Answer.remembered(request, components: components), components: components)
+    /// Whether a request may be answered (or parked) here now: the connection is idle and not shutting down.
+    private var admitsAnswer: Bool {
+        handedOn == 0 && !quiescing && connection.admitsEventLoopAnswer
+    }
+
+    /// Parks an LL-HLS blocking reload whose fill is in flight, when nothing follows it: it waits here, before the
+    /// decoder, and its answer once the fill ends is a hit written as bytes like any other of ours. It goes on to the
+    /// decoder when the fill's end brings no hit, or when anything comes first (more bytes, a graceful shutdown).
+    /// `false`: not such a request, or no fill of it in flight (the decoder's side starts one).
+    private func park(
+        _ request: HitRequest, _ resolution: RequestResolution, head: ByteBuffer, context: ChannelHandlerContext
+    ) -> Bool {
+        guard let resolved = Answer.fillToStart(for: request, resolution: resolution), Answer.mayPark(request),
+            parking.park(resolved.key, components: components, wake: { wake(parking: $0, context: context) })
+        else { return false }
+        parked = Parked(head: head, request: request, resolved: resolved, since: .now)
+        connection.eventLoopAnswerStarted(closing: request.closes)
+        components.metrics.parkedRequest()
+        return true
+    }
+
+    /// What wakes parked request number `number` (from any thread): ``fillEnded(parking:batch:context:)`` on the
+    /// event loop, in the loop's next batch of wake-ups.
+    private func wake(parking number: Int, context: ChannelHandlerContext) -> @Sendable () -> Void {
+        let handler = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        let eventLoop = context.eventLoop
+        let wakeUps = components.wakeUps
+        return {
+            wakeUps.schedule(on: eventLoop) { batch in
+                handler.value.0.fillEnded(parking: number, batch: batch, context: handler.value.1)
+            }
+        }
+    }
+
+    /// The fill the parked request waited for has ended: a hit is written now, and flushed at once (a client
+    /// answered early is better than a burst at the end of the round); anything else goes to the decoder.
+    private func fillEnded(parking number: Int, batch: WakeBatch, context: ChannelHandlerContext) {
+        guard number == parking.number, let parked else { return }
+        guard context.channel.isActive else {
+            // The player left meanwhile: nothing to answer.
+            self.parked = nil
+            connection.eventLoopAnswerAbandoned()
+            return
+        }
+        let outcome = parking.fillEnded(
+            parked.request, resolved: parked.resolved, since: parked.since, batch: batch, components: components,
+            eventLoop: context.eventLoop, wake: wake(parking: number, context: context))
+        switch outcome {
+        case .waiting:
+            return
+        case .answer(let answer):
+            // Every hit has a body that can be sent at once; were it not so, the responder would answer.
+            guard let body = ChannelBody(of: answer) else {
+                unpark(context: context)
+                return
+            }
+            self.parked = nil
+            send(answer, body: body, closing: parked.request.closes, context: context)
+            if parked.request.closes { mode = .closing }
+            context.flush()
+        case .handOn:
+            unpark(context: context)
+        }
+    }
+
+    /// Hands the parked request, if any, to the decoder: the responder answers it as any request it is given.
+    private func unpark(context: ChannelHandlerContext) {
+        guard let parked else { return }
+        self.parked = nil
+        connection.eventLoopAnswerAbandoned()
+        handedOn += 1
+        if parked.request.closes { mode = .handedOver }
+        handsOnParked = true
+        context.fireChannelRead(wrapInboundOut(parked.head))
+        handsOnParked = false
+        // Outside a read (the fill's end), Hummingbird's channel takes reads in only at a read's completion.
+        context.fireChannelReadComplete()
+        if inFlight.count == 0, let event = heldInputClosed {
+            heldInputClosed = nil
+            inputClosed(event, context: context)
+        }
     }
 
     /// Writes an answer as bytes: the head, with a small body in the same buffer; a larger one or a file region
@@ -234,7 +335,7 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
             heldQuiesce = nil
             context.fireUserInboundEventTriggered(event)
         }
-        if let event = heldInputClosed {
+        if parked == nil, let event = heldInputClosed {
             heldInputClosed = nil
             inputClosed(event, context: context)
         }
@@ -279,13 +380,15 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if event is ChannelShouldQuiesceEvent {
             quiescing = true
+            // Shutting down: a parked request is the responder's to answer (or drain).
+            unpark(context: context)
             if inFlight.count > 0 {
                 heldQuiesce = event
                 return
             }
         }
         if case ChannelEvent.inputClosed = event {
-            if inFlight.count > 0 {
+            if inFlight.count > 0 || parked != nil {
                 heldInputClosed = event
             } else {
                 inputClosed(event, context: context)

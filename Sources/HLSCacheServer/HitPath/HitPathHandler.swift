@@ -45,10 +45,8 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// The client's half-close, held while an answer of ours is parked or being written: Hummingbird, seeing it,
     /// would close the connection's output under that answer.
     private var heldInputClosed: Any?
-    /// Numbers the parked requests, so that the end of a fill an earlier one waited for wakes no later one.
-    private var parkings = 0
-    /// Whether the parked request already waits for its playlist's rendering (after its fill ended).
-    private var awaitingRendering = false
+    /// The parked request's numbering and its rendering wait.
+    private var parking = ReloadParking()
 
     /// - Parameters:
     ///   - components: the server's cache and configuration.
@@ -64,7 +62,8 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let part = unwrapInboundIn(data)
         switch (reading, part) {
         case (.idle, .head(let head)):
-            guard forwarded == 0, heldQuiesce == nil, connection.admitsEventLoopAnswer, let request = HitRequest(head)
+            guard forwarded == 0, heldQuiesce == nil, connection.admitsEventLoopAnswer, front?.handsOnParked != true,
+                let request = HitRequest(head)
             else {
                 forward(data, context: context)
                 return
@@ -118,12 +117,10 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
         _ head: HTTPRequestHead, _ request: HitRequest, _ resolved: RequestResolution.OriginRequest,
         context: ChannelHandlerContext
     ) -> Bool {
-        let parking = parkings + 1
-        awaitingRendering = false
-        guard components.cache.whenFillEnds(resolved.key, wake(parking: parking, resolved, context: context)) else {
-            return false
+        let parked = parking.park(resolved.key, components: components) { number in
+            wake(parking: number, resolved, context: context)
         }
-        parkings = parking
+        guard parked else { return false }
         reading = .parked(head, request, ended: false, since: .now)
         connection.eventLoopAnswerStarted(closing: request.closes)
         components.metrics.parkedRequest()
@@ -148,57 +145,26 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// The fill a parked request waited for has ended: a hit now is answered here; anything else (the fill failed,
     /// the rendering is not made yet) goes to Hummingbird, which answers it as it answers any request.
     private func fillEnded(
-        parking: Int, _ resolved: RequestResolution.OriginRequest, batch: WakeBatch, context: ChannelHandlerContext
+        parking number: Int, _ resolved: RequestResolution.OriginRequest, batch: WakeBatch,
+        context: ChannelHandlerContext
     ) {
-        guard parking == parkings, case .parked(_, let request, let ended, let since) = reading else { return }
+        guard number == parking.number, case .parked(_, let request, let ended, let since) = reading else { return }
         guard context.channel.isActive else {
             // The player left meanwhile: nothing to answer.
             reading = .idle
             connection.eventLoopAnswerAbandoned()
             return
         }
-        var answer = Answer(
-            hitFor: request, resolved: resolved, components: components, canSendFile: true, arrivedAt: since,
-            batch: batch)
-        if answer == nil, !awaitingRendering {
-            if awaitRendering(of: resolved, parking: parking, context: context) { return }
-            // Nothing to wait for, or the rendering was kept just now.
-            answer = Answer(
-                hitFor: request, resolved: resolved, components: components, canSendFile: true, arrivedAt: since,
-                batch: batch)
+        let outcome = parking.fillEnded(
+            request, resolved: resolved, since: since, batch: batch, components: components,
+            eventLoop: context.eventLoop, wake: wake(parking: number, resolved, context: context))
+        switch outcome {
+        case .waiting: return
+        case .handOn: unpark(context: context)
+        case .answer(let answer):
+            reading = ended ? .idle : .answered
+            send(answer, closing: request.closes, context: context)
         }
-        guard let answer else {
-            unpark(context: context)
-            return
-        }
-        reading = ended ? .idle : .answered
-        send(answer, closing: request.closes, context: context)
-    }
-
-    /// How long a parked request whose playlist is published waits for its rendering to be kept before it goes to
-    /// the responder.
-    static let renderingPatienceMilliseconds: Int64 = 200
-
-    /// Keeps a parked request waiting once more when its playlist is published but not rendered yet (the request
-    /// that started the fill is rendering it): it is answered when the rendering is kept, or goes to the
-    /// responder after ``renderingPatienceMilliseconds``. `false`: nothing to wait for.
-    private func awaitRendering(
-        of resolved: RequestResolution.OriginRequest, parking: Int, context: ChannelHandlerContext
-    ) -> Bool {
-        let key = resolved.key
-        guard let fetchedAt = Answer.pendingRendering(of: key, components: components) else { return false }
-        awaitingRendering = true
-        let wake = wake(parking: parking, resolved, context: context)
-        guard
-            components.memory.playlists.whenKept(
-                key, fetchedAt: fetchedAt, patience: .milliseconds(Self.renderingPatienceMilliseconds), wake)
-        else {
-            // Kept meanwhile.
-            wake()
-            return true
-        }
-        context.eventLoop.scheduleTask(in: .milliseconds(Self.renderingPatienceMilliseconds), wake)
-        return true
     }
 
     /// Hands the parked request to Hummingbird, with its end if it came.

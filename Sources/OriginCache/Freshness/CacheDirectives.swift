@@ -58,31 +58,3 @@ package struct CacheDirectives: Sendable, Hashable {
         return min(expires, now.addingTimeInterval(TimeInterval(Self.maxDeltaSeconds)))
     }
 }
-
-/// HTTP dates (RFC 9110 IMF-fixdate, with the obsolete RFC 850 and asctime forms accepted).
-package enum HTTPDate {
-    private static let formats = [
-        "EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy",
-    ]
-
-    /// Parses an HTTP date.
-    package static func parse(_ text: String) -> Date? {
-        for format in formats {
-            let formatter = DateFormatter()
-            formatter.locale = Locale(identifier: "en_US_POSIX")
-            formatter.timeZone = TimeZone(identifier: "GMT")
-            formatter.dateFormat = format
-            if let date = formatter.date(from: text.trimmingCharacters(in: .whitespaces)) { return date }
-        }
-        return nil
-    }
-
-    /// Formats a date as an IMF-fixdate.
-    package static func format(_ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return formatter.string(from: date)
-    }
-}
