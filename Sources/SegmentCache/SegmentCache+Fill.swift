@@ -9,10 +9,12 @@ extension SegmentCache {
     /// Re-checks the store first (an entry may have been published since the request missed, here or
     /// by another process), then fetches, streams the body to the flight's readers through the temporary
     /// file, and publishes it if it is complete. A disk error turns the rest of the fill into pass-through.
-    func fill(_ flight: Flight) async {
+    /// - Parameter checkStore: whether to look for a published entry first; `false` when the caller looked just now.
+    func fill(_ flight: Flight, checkStore: Bool = true) async {
         defer { endFlight(flight) }
         let key = flight.key
-        if let entry = openEntry(flight.digest, expecting: key), !entry.metadata.isExpired(at: clock.now()) {
+        if checkStore, let entry = openEntry(flight.digest, expecting: key), !entry.metadata.isExpired(at: clock.now())
+        {
             noteHit(entry, at: clock.now())
             let head = FlightHead(metadata: entry.metadata, isStored: true, isFromStore: true)
             flight.answeredFromStore(
@@ -41,7 +43,13 @@ extension SegmentCache {
             kind: response.kind,
             baseURL: response.baseURL
         )
-        var writer = response.cacheable ? makeWriter(for: metadata) : nil
+        let prepared = flight.preparedFile.take()
+        var writer: EntryWriter?
+        if response.cacheable {
+            writer = makeWriter(for: metadata, prepared: prepared)
+        } else {
+            prepared?.discard()
+        }
         flight.headArrived(
             FlightHead(
                 metadata: metadata, isStored: writer != nil, isFromStore: false,
@@ -49,6 +57,9 @@ extension SegmentCache {
             file: writer?.file,
             bodyOffset: writer?.headerLength ?? 0
         )
+        // The readers the head woke go first: a body that came with the head is not written and sealed before they
+        // send the head on.
+        await Task.yield()
         var received: Int64 = 0
         do {
             for try await chunk in response.body where !chunk.isEmpty {
@@ -72,7 +83,9 @@ extension SegmentCache {
         }
         flight.finished()
         if let writer {
-            await publish(writer, of: flight)
+            // The readers the end woke go first; sealing waits for the disk, off the thread the fill may have
+            // preferred (an event loop: ``startFill(_:lookedUp:executorPreference:)``).
+            await withTaskExecutorPreference(globalConcurrentExecutor) { await publish(writer, of: flight) }
         } else {
             counters.passThroughFills.increment()
         }
@@ -122,12 +135,22 @@ extension SegmentCache {
 
     /// A temporary file for a cacheable answer, or `nil` to pass it through (no writable directory,
     /// larger than the cache, oversized header, or the file cannot be created).
-    private func makeWriter(for metadata: EntryMetadata) -> EntryWriter? {
+    private func makeWriter(for metadata: EntryMetadata, prepared: PreparedFile?) -> EntryWriter? {
         guard let temporaryArea else { return nil }
         let headerLength = EntryHeader(metadata: metadata, bodyLength: 0).encoded().count
         guard headerLength <= EntryHeader.maxLength,
             metadata.contentLength ?? 0 <= configuration.maxBytes - Int64(headerLength)
-        else { return nil }
+        else {
+            prepared?.discard()
+            return nil
+        }
+        if let prepared {
+            do throws(SystemError) {
+                return try EntryWriter(prepared: prepared, metadata: metadata)
+            } catch {
+                prepared.discard()
+            }
+        }
         do throws(SystemError) {
             return try EntryWriter(path: temporaryArea.makePath(), metadata: metadata, operations: operations)
         } catch  where error.code == ENOSPC && evictForFullDisk(freeing: 8 << 20, keeping: nil) {
@@ -229,6 +252,8 @@ extension SegmentCache {
     }
 
     private func endFlight(_ flight: Flight) {
+        // A fill that ended before the origin answered made no use of its prepared file.
+        flight.preparedFile.take()?.discard()
         let now = nowMilliseconds
         let callbacks = withState { state -> [@Sendable () -> Void] in
             guard state.flights[flight.digest] === flight else { return [] }
@@ -266,9 +291,17 @@ extension SegmentCache {
     /// The fill's task starts at once on the caller's thread (`Task.immediate`) and runs there until it first
     /// waits, for the origin's answer: the origin request is handed to the origin client before this returns,
     /// with no wait for a thread of the concurrency pool. Call it from no lock.
-    /// - Parameter key: the object.
+    /// - Parameters:
+    ///   - key: the object.
+    ///   - lookedUp: whether the caller looked `key` up in this cache just now and found no entry it could use: the
+    ///     fill then skips its own look at the store (one `open` fewer before the origin request leaves).
+    ///   - executorPreference: where the fill's task goes on once the origin answers (the caller's event loop, so
+    ///     that the head reaches the requester waiting there with no other thread to schedule); the global executor
+    ///     when `nil`. Sealing the entry always runs on the global executor.
     /// - Returns: whether a fill was started.
-    public func startFill(_ key: CacheKey) -> Bool {
+    public func startFill(
+        _ key: CacheKey, lookedUp: Bool = false, executorPreference: (any TaskExecutor)? = nil
+    ) -> Bool {
         let digest = EntryDigest(key)
         let started = withState { state -> (Flight, UInt64)? in
             guard state.flights[digest] == nil, !state.isClosed, !state.index.contains(digest) else { return nil }
@@ -279,11 +312,26 @@ extension SegmentCache {
         }
         guard let (flight, id) = started else { return false }
         // Outside the lock: the fill takes it.
-        let task = Task.immediate { [self] in await runFill(flight, id: id) }
+        let task = Task.immediate(executorPreference: executorPreference) { [self] in
+            await runFill(flight, id: id, checkStore: !lookedUp)
+        }
         withState { state in
             // Recorded unless it has ended already; `close()` waits for it either way.
             if state.startingFills.remove(id) != nil { state.fillTasks[id] = task }
         }
+        prepareFile(for: flight)
         return true
+    }
+
+    /// Makes the temporary file `flight`'s fill will write, while its origin request is in flight (the fill makes its
+    /// own if this comes too late, or fails).
+    private func prepareFile(for flight: Flight) {
+        guard let temporaryArea else { return }
+        let path = temporaryArea.makePath()
+        guard let descriptor = try? operations.open(path, flags: O_RDWR | O_CREAT | O_EXCL, mode: 0o644) else {
+            return
+        }
+        let prepared = PreparedFile(path: path, file: OpenFile(descriptor: descriptor, operations: operations))
+        if !flight.preparedFile.offer(prepared) { prepared.discard() }
     }
 }

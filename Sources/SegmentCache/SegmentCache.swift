@@ -163,8 +163,8 @@ public final class SegmentCache: Sendable {
     }
 
     /// The body of fill task `id`: the fill, then its task's removal from the state.
-    func runFill(_ flight: Flight, id: UInt64) async {
-        await fill(flight)
+    func runFill(_ flight: Flight, id: UInt64, checkStore: Bool = true) async {
+        await fill(flight, checkStore: checkStore)
         withState { state in
             // A task started outside the lock may end before it is recorded (``startFill(_:)``).
             if state.fillTasks.removeValue(forKey: id) == nil { state.startingFills.remove(id) }

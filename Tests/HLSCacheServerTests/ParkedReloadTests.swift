@@ -131,7 +131,7 @@ struct ParkedReloadTests {
         await server.stop()
     }
 
-    @Test("a request pipelined behind a parked one is answered after it, in order")
+    @Test("a blocking reload with a request pipelined behind it goes to the responder, and both are answered in order")
     func pipelinedBehindParkedKeepsOrder() async throws {
         let (origin, server) = try await Self.setUp(hold: .milliseconds(1200))
         defer { origin.stop() }
@@ -150,8 +150,9 @@ struct ParkedReloadTests {
         #expect(answers.map(\.status) == [200, 200])
         #expect(answers[0].body == leader.body)
         #expect(answers[1].body == origin.file(for: "/fmp4/seg1.m4s"))
-        // It was parked, then handed to the responder when the next request came behind it.
-        #expect(try await server.metric("hlscache_parked_requests_total") == 1)
+        // With a request behind it in the same read, it goes on to the responder (which joins the fill) at once, the
+        // order kept by the decoder; were the read split between them, it is parked until the next one comes, once.
+        #expect(try await server.metric("hlscache_parked_requests_total") <= 1)
         await server.stop()
     }
 

@@ -1,3 +1,5 @@
+import Foundation
+import Glibc
 import HLSCacheTesting
 import Testing
 
@@ -15,6 +17,61 @@ struct StartedAheadFillTests {
         let cache = try SegmentCache(configuration: directory.configuration(), source: source)
         try await body(cache)
         await cache.close()
+    }
+
+    /// The inodes of the fills' temporary files (`.part`) in `cache`'s temporary area.
+    private func temporaryFiles(of cache: SegmentCache) -> [ino_t] {
+        let directory = cache.layout.temporaryDirectory
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return names.filter { $0.hasSuffix(".part") }.compactMap { inode(of: "\(directory)/\($0)") }
+    }
+
+    private func inode(of path: String) -> ino_t? {
+        var info = stat()
+        return stat(path, &info) == 0 ? info.st_ino : nil
+    }
+
+    @Test(
+        "a fill started ahead writes the temporary file made while its origin request was in flight, and publishes it")
+    func aFillStartedAheadWritesItsPreparedFile() async throws {
+        let origin = FakeOrigin()
+        let key = PatternOrigin.key(7)
+        let headGate = Gate()
+        origin.setBehaviour(FakeOrigin.Behaviour(headGate: headGate), for: key.url)
+        try await withCache(origin) { (cache: SegmentCache) async throws in
+            #expect(cache.startFill(key, lookedUp: true))
+            // Made before startFill returned, while the origin holds the answer.
+            let prepared = temporaryFiles(of: cache)
+            #expect(prepared.count == 1)
+            headGate.openForever()
+            #expect(try await eventually { cache.statistics.publishedFills == 1 })
+            #expect(inode(of: cache.layout.path(of: EntryDigest(key))) == prepared.first, "the very file, renamed")
+            #expect(temporaryFiles(of: cache).isEmpty)
+            let hit = try await cache.fetch(key)
+            #expect(try await hit.body.collect() == origin.body(of: key.url))
+        }
+    }
+
+    @Test("a prepared temporary file is removed when its fill fails or its answer is not stored")
+    func aPreparedFileUnusedIsRemoved() async throws {
+        let origin = FakeOrigin()
+        let failing = PatternOrigin.key(8)
+        let passing = PatternOrigin.key(9)
+        let gate = Gate()
+        origin.setBehaviour(FakeOrigin.Behaviour(headGate: gate, failBeforeHead: true), for: failing.url)
+        origin.setBehaviour(FakeOrigin.Behaviour(cacheable: false, headGate: gate), for: passing.url)
+        try await withCache(origin) { (cache: SegmentCache) async throws in
+            #expect(cache.startFill(failing, lookedUp: true))
+            #expect(cache.startFill(passing, lookedUp: true))
+            #expect(temporaryFiles(of: cache).count == 2)
+            gate.openForever()
+            let passed = try await cache.fetch(passing)
+            #expect(!passed.isStored)
+            #expect(try await passed.body.collect() == origin.body(of: passing.url))
+            #expect(try await eventually { cache.withState { $0.flights.isEmpty } })
+            #expect(temporaryFiles(of: cache).isEmpty)
+            #expect(cache.statistics.publishedFills == 0)
+        }
     }
 
     @Test("close() cancels a fill started ahead and waits for it: nothing is published after it returns")

@@ -1,4 +1,5 @@
 import NIOCore
+import SegmentCache
 
 /// Answers fresh hits straight from a connection's bytes, before the HTTP/1 decoder: the request head is read by
 /// ``RequestHeadScanner``, planned by the same ``Answer`` builders as every answer, and its head and body leave as
@@ -54,9 +55,10 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
     private var parked: Parked?
     /// The parked request's numbering and its rendering wait.
     private var parking = ReloadParking()
-    /// Whether the request being handed to the decoder is one that was parked here: ``HitPathHandler`` passes it
-    /// on to the responder as it is, rather than park it again.
-    private(set) var handsOnParked = false
+    /// Whether the request being handed to the decoder was planned here already: a miss whose fill was started (or
+    /// needed none), or a request parked here. ``HitPathHandler`` passes it on to the responder as it is, rather than
+    /// look it up, start its fill or park it a second time.
+    private(set) var handsOnPlanned = false
 
     /// A request parked here (``park(_:_:head:context:)``).
     private struct Parked {
@@ -169,18 +171,25 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
                     park(request, remembered.resolution, head: bytes, context: context)
                 {
                     bytes.moveReaderIndex(forwardBy: length)
-                } else if request.closes {
-                    // The connection ends after this request's answer: the decoder reads the rest, as it would.
-                    handedOn += 1
-                    handOver(bytes, context: context)
-                    return true
-                } else if let head = bytes.readSlice(length: length) {
-                    handedOn += 1
-                    handedBytesOn = true
-                    context.fireChannelRead(wrapInboundOut(head))
                 } else {
-                    handOver(bytes, context: context)
-                    return true
+                    // Not answered here: a miss's fill starts now, before the decoder reads the head, and the
+                    // request goes on planned (``handsOnPlanned``).
+                    if let remembered { startFill(for: request, remembered.resolution, context: context) }
+                    handsOnPlanned = remembered != nil
+                    defer { handsOnPlanned = false }
+                    if request.closes {
+                        // The connection ends after this request's answer: the decoder reads the rest, as it would.
+                        handedOn += 1
+                        handOver(bytes, context: context)
+                        return true
+                    } else if let head = bytes.readSlice(length: length) {
+                        handedOn += 1
+                        handedBytesOn = true
+                        context.fireChannelRead(wrapInboundOut(head))
+                    } else {
+                        handOver(bytes, context: context)
+                        return true
+                    }
                 }
             }
         }
@@ -196,6 +205,17 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
     /// Whether a request may be answered (or parked) here now: the connection is idle and not shutting down.
     private var admitsAnswer: Bool {
         handedOn == 0 && !quiescing && connection.admitsEventLoopAnswer
+    }
+
+    /// Starts the fill of a miss that is not a blocking reload left to park, as ``HitPathHandler`` would behind the
+    /// decoder: the origin request leaves before the head is decoded and handed to the responder, which joins the
+    /// fill.
+    private func startFill(for request: HitRequest, _ resolution: RequestResolution, context: ChannelHandlerContext) {
+        guard let resolved = Answer.fillToStart(for: request, resolution: resolution),
+            components.cache.startFill(
+                resolved.key, lookedUp: true, executorPreference: EventLoopTaskExecutor(context.eventLoop))
+        else { return }
+        components.metrics.eventLoopFillStarted()
     }
 
     /// Parks an LL-HLS blocking reload whose fill is in flight, when nothing follows it: it waits here, before the
@@ -265,9 +285,9 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
         connection.eventLoopAnswerAbandoned()
         handedOn += 1
         if parked.request.closes { mode = .handedOver }
-        handsOnParked = true
+        handsOnPlanned = true
         context.fireChannelRead(wrapInboundOut(parked.head))
-        handsOnParked = false
+        handsOnPlanned = false
         // Outside a read (the fill's end), Hummingbird's channel takes reads in only at a read's completion.
         context.fireChannelReadComplete()
         if inFlight.count == 0, let event = heldInputClosed {

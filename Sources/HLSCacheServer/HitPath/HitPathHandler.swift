@@ -62,7 +62,7 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let part = unwrapInboundIn(data)
         switch (reading, part) {
         case (.idle, .head(let head)):
-            guard forwarded == 0, heldQuiesce == nil, connection.admitsEventLoopAnswer, front?.handsOnParked != true,
+            guard forwarded == 0, heldQuiesce == nil, connection.admitsEventLoopAnswer, front?.handsOnPlanned != true,
                 let request = HitRequest(head)
             else {
                 forward(data, context: context)
@@ -79,7 +79,10 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 // runs (the responder joins it); a blocking reload waits here for it instead of in the responder.
                 let resolved = Answer.fillToStart(for: request, resolution: resolution)
                 if let resolved, Answer.mayPark(request), park(head, request, resolved, context: context) { return }
-                if let resolved, components.cache.startFill(resolved.key) {
+                if let resolved,
+                    components.cache.startFill(
+                        resolved.key, lookedUp: true, executorPreference: EventLoopTaskExecutor(context.eventLoop))
+                {
                     components.metrics.eventLoopFillStarted()
                 }
                 forward(data, context: context)

@@ -47,12 +47,15 @@ public struct HLSCacheServer: Sendable {
             send: TimeAmount(configuration.sendTimeout))
         let application = Application(
             responder: ProxyResponder(components: components),
-            server: .http1(
-                configuration: .init(
-                    additionalChannelHandlers: [
-                        ConnectionGuard(
-                            counter: connections, timeouts: timeouts, hitPath: hitPath ? components : nil)
-                    ])),
+            server: HTTPServerBuilder { responder in
+                EventLoopBoundChannel(
+                    inner: HTTP1Channel(
+                        responder: responder,
+                        configuration: .init(additionalChannelHandlers: [
+                            ConnectionGuard(
+                                counter: connections, timeouts: timeouts, hitPath: hitPath ? components : nil)
+                        ])))
+            },
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port), serverName: Answer.serverName,
                 backlog: 1024,

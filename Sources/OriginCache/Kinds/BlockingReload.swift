@@ -4,6 +4,6 @@ package enum BlockingReload {
     /// Whether a URL is a blocking playlist reload (`_HLS_msn` in its query).
     package static func isBlockingReload(_ url: String) -> Bool {
         guard let query = url.firstIndex(of: "?") else { return false }
-        return url[query...].contains("_HLS_msn=")
+        return url[query...].containsBytes(of: "_HLS_msn=")
     }
 }

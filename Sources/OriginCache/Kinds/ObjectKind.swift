@@ -41,8 +41,8 @@ public enum ObjectKind: UInt8, Sendable, CaseIterable {
     /// - Returns: the kind.
     public static func classify(url: String, contentType: String?, firstBytes: [UInt8]) -> ObjectKind {
         let type = contentType?.lowercased()
-        if let type, type.contains("mpegurl") { return .hlsPlaylist }
-        if let type, type.contains("dash+xml") { return .dashManifest }
+        if let type, type.containsBytes(of: "mpegurl") { return .hlsPlaylist }
+        if let type, type.containsBytes(of: "dash+xml") { return .dashManifest }
         let pathExtension = MediaTypes.pathExtension(of: url)
         if pathExtension == "m3u8" || pathExtension == "m3u" { return .hlsPlaylist }
         if pathExtension == "mpd" { return .dashManifest }

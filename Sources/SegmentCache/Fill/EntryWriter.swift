@@ -15,9 +15,20 @@ struct EntryWriter {
     /// Creates the temporary file and writes the header.
     /// - Throws: ``SystemError`` when the file cannot be created or written.
     init(path: String, metadata: EntryMetadata, operations: any FileOperations) throws(SystemError) {
-        let header = EntryHeader(metadata: metadata, bodyLength: metadata.contentLength ?? 0).encoded()
         let descriptor = try operations.open(path, flags: O_RDWR | O_CREAT | O_EXCL, mode: 0o644)
-        let file = OpenFile(descriptor: descriptor, operations: operations)
+        try self.init(path: path, file: OpenFile(descriptor: descriptor, operations: operations), metadata: metadata)
+    }
+
+    /// Writes the header into a temporary file made ahead (``PreparedFile``), empty.
+    /// - Throws: ``SystemError`` when the header cannot be written (the file is then removed).
+    init(prepared: PreparedFile, metadata: EntryMetadata) throws(SystemError) {
+        try self.init(path: prepared.path, file: prepared.file, metadata: metadata)
+    }
+
+    private init(path: String, file: OpenFile, metadata: EntryMetadata) throws(SystemError) {
+        let header = EntryHeader(metadata: metadata, bodyLength: metadata.contentLength ?? 0).encoded()
+        let operations = file.operations
+        let descriptor = file.descriptor
         do throws(PartialWriteError) {
             try operations.writeAll(descriptor, header, at: 0)
         } catch {

@@ -17,6 +17,8 @@ final class Flight: Sendable {
     private let waiterIDs = Atomic<Int>(0)
     private let invalidated = Atomic<Bool>(false)
     private let onReadError: @Sendable (SystemError) -> Void
+    /// The temporary file made for this fill ahead of the origin's answer, if any (``SegmentCache/startFill(_:lookedUp:)``).
+    let preparedFile = PreparedFileSlot()
 
     /// Creates a flight.
     /// - Parameters:

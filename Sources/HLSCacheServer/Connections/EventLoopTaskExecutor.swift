@@ -1,0 +1,23 @@
+import NIOCore
+
+/// A task executor that runs every job it is given on one event loop's thread.
+///
+/// A connection's task prefers its channel's loop (``EventLoopBoundChannel``), and so does a fill the hit path starts
+/// there for a miss (``HitFront``). When the origin answers, the origin client's thread wakes that loop once: the
+/// fill announces the head there, the responder it wakes runs there next, and its answer goes to the socket with no
+/// other thread to schedule in between. Work that waits for the disk (a fill's `fdatasync` before it publishes)
+/// leaves for the global executor first.
+final class EventLoopTaskExecutor: TaskExecutor {
+    /// The loop whose thread runs the jobs.
+    let eventLoop: any EventLoop
+
+    /// An executor for `eventLoop`.
+    init(_ eventLoop: any EventLoop) {
+        self.eventLoop = eventLoop
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        eventLoop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    }
+}
