@@ -156,6 +156,30 @@ struct ParkedReloadTests {
         await server.stop()
     }
 
+    @Test("bytes sent after a parked request that closes the connection go on with it: the parked one is answered")
+    func bytesAfterAParkedClosingRequest() async throws {
+        let (origin, server) = try await Self.setUp(hold: .milliseconds(1500))
+        defer { origin.stop() }
+        let first = try await Self.startFill(server.proxied(origin.url(Self.reload)), origin: origin)
+        let target = Self.reloadTarget(origin)
+        let port = server.port
+        let answer = try await offPool { () -> RawConnection.Answer in
+            let connection = try RawConnection(port: port)
+            connection.send(RawConnection.request("GET", target, extra: ["Connection: close"]))
+            // Parked by now; then a request comes behind it anyway, in two reads.
+            Thread.sleep(forTimeInterval: 0.3)
+            let next = RawConnection.request("GET", "/healthz")
+            connection.send(String(next.prefix(20)))
+            Thread.sleep(forTimeInterval: 0.1)
+            connection.send(String(next.dropFirst(20)))
+            return try connection.readAnswer()
+        }
+        let leader = try await first.value
+        #expect(answer.status == 200)
+        #expect(answer.body == leader.body)
+        await server.stop()
+    }
+
     @Test("a request sent after a parked one, on its connection, sends the parked one on first: both answered in order")
     func laterRequestBehindParkedKeepsOrder() async throws {
         let (origin, server) = try await Self.setUp(hold: .milliseconds(1500))

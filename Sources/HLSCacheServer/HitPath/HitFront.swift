@@ -90,6 +90,11 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
         case .reading:
             // Anything after a parked request: the parked one goes to the decoder first, to keep the order.
             unpark(context: context)
+            // A parked request that closes the connection hands the rest of it over.
+            guard mode == .reading else {
+                if mode == .handedOver { context.fireChannelRead(data) }
+                return
+            }
             var bytes = unwrapInboundIn(data)
             if var unread {
                 let searchFrom = unreadIsPartialHead ? max(0, unread.readableBytes - 3) : nil
