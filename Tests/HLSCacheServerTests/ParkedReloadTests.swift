@@ -44,6 +44,32 @@ struct ParkedReloadTests {
         }
     }
 
+    /// A server in front of an origin holding the blocking reload for `hold`, with a segment cached and the reload's
+    /// fill started; `send` sends the reload and the segment's request on one connection, as the test likes; their
+    /// two answers must be the leader's playlist and the segment, in that order. Returns the server, to be stopped.
+    static func reloadThenSegment(
+        hold: Duration, send: @escaping @Sendable (RawConnection, _ reload: String, _ segment: String) -> Void
+    ) async throws -> ServerProcess {
+        let (origin, server) = try await Self.setUp(hold: hold)
+        defer { origin.stop() }
+        let segment = "/o/http/127.0.0.1:\(origin.port)/fmp4/seg1.m4s"
+        _ = try await TestHTTP.get(server.url(segment))
+        try await HitPathTests.waitForEntries(1, on: server)
+        let first = try await Self.startFill(server.proxied(origin.url(Self.reload)), origin: origin)
+        let target = Self.reloadTarget(origin)
+        let port = server.port
+        let answers = try await offPool { () -> [RawConnection.Answer] in
+            let connection = try RawConnection(port: port)
+            send(connection, target, segment)
+            return try [connection.readAnswer(), connection.readAnswer()]
+        }
+        let leader = try await first.value
+        #expect(answers.map(\.status) == [200, 200])
+        #expect(answers[0].body == leader.body)
+        #expect(answers[1].body == origin.file(for: "/fmp4/seg1.m4s"))
+        return server
+    }
+
     /// The hits the event loop has answered from memory (rendered playlists among them).
     static func loopMemoryHits(_ server: ServerProcess) async throws -> Double {
         try await server.metric(#"hlscache_event_loop_hits_total{body="memory"}"#)
@@ -133,23 +159,9 @@ struct ParkedReloadTests {
 
     @Test("a blocking reload with a request pipelined behind it goes to the responder, and both are answered in order")
     func pipelinedBehindParkedKeepsOrder() async throws {
-        let (origin, server) = try await Self.setUp(hold: .milliseconds(1200))
-        defer { origin.stop() }
-        let segment = "/o/http/127.0.0.1:\(origin.port)/fmp4/seg1.m4s"
-        _ = try await TestHTTP.get(server.url(segment))
-        try await HitPathTests.waitForEntries(1, on: server)
-        let first = try await Self.startFill(server.proxied(origin.url(Self.reload)), origin: origin)
-        let target = Self.reloadTarget(origin)
-        let port = server.port
-        let answers = try await offPool { () -> [RawConnection.Answer] in
-            let connection = try RawConnection(port: port)
-            connection.send(RawConnection.request("GET", target) + RawConnection.request("GET", segment))
-            return try [connection.readAnswer(), connection.readAnswer()]
+        let server = try await Self.reloadThenSegment(hold: .milliseconds(1200)) { connection, reload, segment in
+            connection.send(RawConnection.request("GET", reload) + RawConnection.request("GET", segment))
         }
-        let leader = try await first.value
-        #expect(answers.map(\.status) == [200, 200])
-        #expect(answers[0].body == leader.body)
-        #expect(answers[1].body == origin.file(for: "/fmp4/seg1.m4s"))
         // With a request behind it in the same read, it goes on to the responder (which joins the fill) at once, the
         // order kept by the decoder; were the read split between them, it is parked until the next one comes, once.
         #expect(try await server.metric("hlscache_parked_requests_total") <= 1)
@@ -182,26 +194,12 @@ struct ParkedReloadTests {
 
     @Test("a request sent after a parked one, on its connection, sends the parked one on first: both answered in order")
     func laterRequestBehindParkedKeepsOrder() async throws {
-        let (origin, server) = try await Self.setUp(hold: .milliseconds(1500))
-        defer { origin.stop() }
-        let segment = "/o/http/127.0.0.1:\(origin.port)/fmp4/seg1.m4s"
-        _ = try await TestHTTP.get(server.url(segment))
-        try await HitPathTests.waitForEntries(1, on: server)
-        let first = try await Self.startFill(server.proxied(origin.url(Self.reload)), origin: origin)
-        let target = Self.reloadTarget(origin)
-        let port = server.port
-        let answers = try await offPool { () -> [RawConnection.Answer] in
-            let connection = try RawConnection(port: port)
-            connection.send(RawConnection.request("GET", target))
+        let server = try await Self.reloadThenSegment(hold: .milliseconds(1500)) { connection, reload, segment in
+            connection.send(RawConnection.request("GET", reload))
             // Parked by now, alone on its connection; then the next request comes.
             Thread.sleep(forTimeInterval: 0.3)
             connection.send(RawConnection.request("GET", segment))
-            return try [connection.readAnswer(), connection.readAnswer()]
         }
-        let leader = try await first.value
-        #expect(answers.map(\.status) == [200, 200])
-        #expect(answers[0].body == leader.body)
-        #expect(answers[1].body == origin.file(for: "/fmp4/seg1.m4s"))
         // Parked once (by the front), then handed on as it came, not parked a second time behind the decoder.
         #expect(try await server.metric("hlscache_parked_requests_total") == 1)
         await server.stop()

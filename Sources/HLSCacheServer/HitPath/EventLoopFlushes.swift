@@ -25,13 +25,7 @@ enum EventLoopFlushes {
     /// Calls `handler`'s ``RoundFlushed/roundEnded(context:)`` at the end of its event loop's current round, which
     /// flushes; call on that loop, once per round per connection (the handler remembers that it asked).
     static func flush(_ handler: any RoundFlushed, context: ChannelHandlerContext) {
-        let round: Round
-        if let existing = rounds.currentValue {
-            round = existing
-        } else {
-            round = Round()
-            rounds.currentValue = round
-        }
+        let round = rounds.current(orMake: Round.init)
         round.waiting.append((handler, context))
         guard round.waiting.count == 1 else { return }
         let bound = NIOLoopBound(round, eventLoop: context.eventLoop)

@@ -15,13 +15,7 @@ extension HTTPDate {
     /// Now, for the `Date` header.
     static var now: String {
         let second = Int64(Date().timeIntervalSince1970.rounded(.down))
-        let cached: ThreadDate
-        if let existing = threadDates.currentValue {
-            cached = existing
-        } else {
-            cached = ThreadDate()
-            threadDates.currentValue = cached
-        }
+        let cached = threadDates.current(orMake: ThreadDate.init)
         if cached.second != second {
             cached.second = second
             cached.text = format(Date(timeIntervalSince1970: TimeInterval(second)))

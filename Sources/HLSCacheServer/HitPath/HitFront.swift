@@ -15,7 +15,7 @@ import SegmentCache
 /// unusual), every byte for the rest of the connection. While an answer of ours is being written and the socket is
 /// not writable, the requests after it wait and reads are held; a half-close and a graceful-shutdown quiesce wait
 /// for our answers.
-final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushed {
+final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushed, ParkingHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
     typealias OutboundIn = IOData
@@ -179,7 +179,11 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
                 } else {
                     // Not answered here: a miss's fill starts now, before the decoder reads the head, and the
                     // request goes on planned (``handsOnPlanned``).
-                    if let remembered { startFill(for: request, remembered.resolution, context: context) }
+                    if let remembered,
+                        let resolved = Answer.fillToStart(for: request, resolution: remembered.resolution)
+                    {
+                        Answer.startFill(resolved, on: context.eventLoop, components: components)
+                    }
                     handsOnPlanned = remembered != nil
                     defer { handsOnPlanned = false }
                     if request.closes {
@@ -212,17 +216,6 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
         handedOn == 0 && !quiescing && connection.admitsEventLoopAnswer
     }
 
-    /// Starts the fill of a miss that is not a blocking reload left to park, as ``HitPathHandler`` would behind the
-    /// decoder: the origin request leaves before the head is decoded and handed to the responder, which joins the
-    /// fill.
-    private func startFill(for request: HitRequest, _ resolution: RequestResolution, context: ChannelHandlerContext) {
-        guard let resolved = Answer.fillToStart(for: request, resolution: resolution),
-            components.cache.startFill(
-                resolved.key, lookedUp: true, executorPreference: EventLoopTaskExecutor(context.eventLoop))
-        else { return }
-        components.metrics.eventLoopFillStarted()
-    }
-
     /// Parks an LL-HLS blocking reload whose fill is in flight, when nothing follows it: it waits here, before the
     /// decoder, and its answer once the fill ends is a hit written as bytes like any other of ours. It goes on to the
     /// decoder when the fill's end brings no hit, or when anything comes first (more bytes, a graceful shutdown).
@@ -231,7 +224,7 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
         _ request: HitRequest, _ resolution: RequestResolution, head: ByteBuffer, context: ChannelHandlerContext
     ) -> Bool {
         guard let resolved = Answer.fillToStart(for: request, resolution: resolution), Answer.mayPark(request),
-            parking.park(resolved.key, components: components, wake: { wake(parking: $0, context: context) })
+            parking.park(resolved.key, for: self, context: context, components: components)
         else { return false }
         parked = Parked(head: head, request: request, resolved: resolved, since: .now)
         connection.eventLoopAnswerStarted(closing: request.closes)
@@ -239,22 +232,9 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
         return true
     }
 
-    /// What wakes parked request number `number` (from any thread): ``fillEnded(parking:batch:context:)`` on the
-    /// event loop, in the loop's next batch of wake-ups.
-    private func wake(parking number: Int, context: ChannelHandlerContext) -> @Sendable () -> Void {
-        let handler = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        let eventLoop = context.eventLoop
-        let wakeUps = components.wakeUps
-        return {
-            wakeUps.schedule(on: eventLoop) { batch in
-                handler.value.0.fillEnded(parking: number, batch: batch, context: handler.value.1)
-            }
-        }
-    }
-
     /// The fill the parked request waited for has ended: a hit is written now, and flushed at once (a client
     /// answered early is better than a burst at the end of the round); anything else goes to the decoder.
-    private func fillEnded(parking number: Int, batch: WakeBatch, context: ChannelHandlerContext) {
+    func fillEnded(parking number: Int, batch: WakeBatch, context: ChannelHandlerContext) {
         guard number == parking.number, let parked else { return }
         guard context.channel.isActive else {
             // The player left meanwhile: nothing to answer.
@@ -263,8 +243,8 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
             return
         }
         let outcome = parking.fillEnded(
-            parked.request, resolved: parked.resolved, since: parked.since, batch: batch, components: components,
-            eventLoop: context.eventLoop, wake: wake(parking: number, context: context))
+            parked.request, resolved: parked.resolved, since: parked.since, batch: batch, for: self, context: context,
+            components: components)
         switch outcome {
         case .waiting:
             return

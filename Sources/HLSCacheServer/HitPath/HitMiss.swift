@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import NIOCore
 import OriginCache
 import SegmentCache
 
@@ -19,6 +20,20 @@ extension Answer {
             !resolved.asStored
         else { return nil }
         return resolved
+    }
+
+    /// Starts the fill of `resolved` from the event loop a request of it arrived on, unless one is in flight or
+    /// the cache knows an entry (``SegmentCache/startFill(_:lookedUp:executorPreference:)``): the origin request
+    /// leaves now, and the fill goes on on that loop once the origin answers, to wake the responder there. The caller
+    /// looked the key up just now.
+    static func startFill(
+        _ resolved: RequestResolution.OriginRequest, on eventLoop: any EventLoop, components: ServerComponents
+    ) {
+        guard
+            components.cache.startFill(
+                resolved.key, lookedUp: true, executorPreference: EventLoopTaskExecutor(eventLoop))
+        else { return }
+        components.metrics.eventLoopFillStarted()
     }
 
     /// Whether a request with a ``fillToStart(for:resolution:)`` key may wait on the event loop for that fill: an

@@ -12,7 +12,7 @@ import SegmentCache
 /// Order: a request is answered here only when no earlier request of the connection is still with Hummingbird,
 /// so pipelined responses leave in request order. While an answer of ours is being written and the socket is not
 /// writable, reads are held (no unbounded queue of answers); a graceful-shutdown quiesce waits for our answers.
-final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
+final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler, ParkingHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
     typealias OutboundIn = HTTPServerResponsePart
@@ -28,7 +28,8 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case answered
         /// Waiting on the event loop for the fill it would join (an LL-HLS blocking reload): answered here when the
         /// fill ends, or handed to Hummingbird then if it is not a hit, or at once if anything else happens first.
-        case parked(HTTPRequestHead, HitRequest, ended: Bool, since: ContinuousClock.Instant)
+        case parked(
+            HTTPRequestHead, HitRequest, RequestResolution.OriginRequest, ended: Bool, since: ContinuousClock.Instant)
     }
 
     private let components: ServerComponents
@@ -79,16 +80,11 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 // runs (the responder joins it); a blocking reload waits here for it instead of in the responder.
                 let resolved = Answer.fillToStart(for: request, resolution: resolution)
                 if let resolved, Answer.mayPark(request), park(head, request, resolved, context: context) { return }
-                if let resolved,
-                    components.cache.startFill(
-                        resolved.key, lookedUp: true, executorPreference: EventLoopTaskExecutor(context.eventLoop))
-                {
-                    components.metrics.eventLoopFillStarted()
-                }
+                if let resolved { Answer.startFill(resolved, on: context.eventLoop, components: components) }
                 forward(data, context: context)
             }
-        case (.parked(let head, let request, false, let since), .end):
-            reading = .parked(head, request, ended: true, since: since)
+        case (.parked(let head, let request, let resolved, false, let since), .end):
+            reading = .parked(head, request, resolved, ended: true, since: since)
         case (.parked, _):
             // Anything more (a pipelined request): the parked one goes to Hummingbird first, to keep the order.
             unpark(context: context)
@@ -120,38 +116,18 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
         _ head: HTTPRequestHead, _ request: HitRequest, _ resolved: RequestResolution.OriginRequest,
         context: ChannelHandlerContext
     ) -> Bool {
-        let parked = parking.park(resolved.key, components: components) { number in
-            wake(parking: number, resolved, context: context)
-        }
-        guard parked else { return false }
-        reading = .parked(head, request, ended: false, since: .now)
+        guard parking.park(resolved.key, for: self, context: context, components: components) else { return false }
+        reading = .parked(head, request, resolved, ended: false, since: .now)
         connection.eventLoopAnswerStarted(closing: request.closes)
         components.metrics.parkedRequest()
         return true
     }
 
-    /// What wakes parked request number `parking` (from any thread): ``fillEnded(parking:_:context:)`` on the
-    /// event loop, in the loop's next batch of wake-ups. The request's resolution, made when it arrived, comes along.
-    private func wake(
-        parking: Int, _ resolved: RequestResolution.OriginRequest, context: ChannelHandlerContext
-    ) -> @Sendable () -> Void {
-        let handler = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        let eventLoop = context.eventLoop
-        let wakeUps = components.wakeUps
-        return {
-            wakeUps.schedule(on: eventLoop) { batch in
-                handler.value.0.fillEnded(parking: parking, resolved, batch: batch, context: handler.value.1)
-            }
-        }
-    }
-
     /// The fill a parked request waited for has ended: a hit now is answered here; anything else (the fill failed,
     /// the rendering is not made yet) goes to Hummingbird, which answers it as it answers any request.
-    private func fillEnded(
-        parking number: Int, _ resolved: RequestResolution.OriginRequest, batch: WakeBatch,
-        context: ChannelHandlerContext
-    ) {
-        guard number == parking.number, case .parked(_, let request, let ended, let since) = reading else { return }
+    func fillEnded(parking number: Int, batch: WakeBatch, context: ChannelHandlerContext) {
+        guard number == parking.number, case .parked(_, let request, let resolved, let ended, let since) = reading
+        else { return }
         guard context.channel.isActive else {
             // The player left meanwhile: nothing to answer.
             reading = .idle
@@ -159,8 +135,8 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
             return
         }
         let outcome = parking.fillEnded(
-            request, resolved: resolved, since: since, batch: batch, components: components,
-            eventLoop: context.eventLoop, wake: wake(parking: number, resolved, context: context))
+            request, resolved: resolved, since: since, batch: batch, for: self, context: context,
+            components: components)
         switch outcome {
         case .waiting: return
         case .handOn: unpark(context: context)
@@ -172,7 +148,7 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Hands the parked request to Hummingbird, with its end if it came.
     private func unpark(context: ChannelHandlerContext) {
-        guard case .parked(let head, _, let ended, _) = reading else { return }
+        guard case .parked(let head, _, _, let ended, _) = reading else { return }
         connection.eventLoopAnswerAbandoned()
         forwarded += 1
         reading = ended ? .idle : .forwarding

@@ -5,7 +5,7 @@ import SegmentCache
 /// How a connection parks LL-HLS blocking playlist reloads on its event loop, one at a time, while the fill they
 /// would join is in flight: ``HitFront`` parks them before the HTTP/1 decoder, ``HitPathHandler`` after it. Each
 /// parking is numbered, so that the end of a fill an earlier one waited for wakes no later one; when the fill ends,
-/// ``fillEnded(_:resolved:since:batch:components:eventLoop:wake:)`` says what the parked request gets.
+/// ``fillEnded(_:resolved:since:batch:for:context:components:)`` says what the parked request gets.
 struct ReloadParking {
     /// What a parked request gets when the fill it waited for has ended.
     enum Outcome {
@@ -26,25 +26,27 @@ struct ReloadParking {
     /// the responder.
     static let renderingPatienceMilliseconds: Int64 = 200
 
-    /// Parks a request on the fill of `key`, to be woken by `wake(number)` (from any thread) when the fill ends.
+    /// Parks a request of `handler`'s on the fill of `key`: when the fill ends, `handler`'s
+    /// ``ParkingHandler/fillEnded(parking:batch:context:)`` runs on its event loop with this parking's number.
     /// - Returns: `false`, and nothing parked, when no fill of `key` is in flight (the caller starts one, and those
     ///   arriving meanwhile park on it).
     mutating func park(
-        _ key: CacheKey, components: ServerComponents, wake: (Int) -> @Sendable () -> Void
+        _ key: CacheKey, for handler: any ParkingHandler, context: ChannelHandlerContext, components: ServerComponents
     ) -> Bool {
         let next = number + 1
-        guard components.cache.whenFillEnds(key, wake(next)) else { return false }
+        let wake = Self.wake(handler, parking: next, context: context, components: components)
+        guard components.cache.whenFillEnds(key, wake) else { return false }
         number = next
         awaitingRendering = false
         return true
     }
 
-    /// What the parked `request` (resolved to `resolved`, arrived at `since`) gets now that its fill ended; on the
-    /// connection's event loop.
+    /// What the parked `request` (resolved to `resolved`, arrived at `since`) gets now that its fill ended; on
+    /// `handler`'s event loop.
     mutating func fillEnded(
         _ request: HitRequest, resolved: RequestResolution.OriginRequest, since: ContinuousClock.Instant,
-        batch: WakeBatch, components: ServerComponents, eventLoop: any EventLoop,
-        wake: @escaping @Sendable () -> Void
+        batch: WakeBatch, for handler: any ParkingHandler, context: ChannelHandlerContext,
+        components: ServerComponents
     ) -> Outcome {
         func hit() -> Answer? {
             Answer(
@@ -53,11 +55,28 @@ struct ReloadParking {
         }
         if let answer = hit() { return .answer(answer) }
         guard !awaitingRendering else { return .handOn }
-        if awaitRendering(of: resolved.key, components: components, eventLoop: eventLoop, wake: wake) {
+        let wake = Self.wake(handler, parking: number, context: context, components: components)
+        if awaitRendering(of: resolved.key, components: components, eventLoop: context.eventLoop, wake: wake) {
             return .waiting
         }
         // Nothing to wait for, or the rendering was kept just now.
         return hit().map(Outcome.answer) ?? .handOn
+    }
+
+    /// What wakes parking `number` of `handler` (from any thread): its ``ParkingHandler/fillEnded(parking:batch:context:)``
+    /// on its event loop, in the loop's next batch of wake-ups.
+    private static func wake(
+        _ handler: any ParkingHandler, parking number: Int, context: ChannelHandlerContext,
+        components: ServerComponents
+    ) -> @Sendable () -> Void {
+        let bound = NIOLoopBound((handler, context), eventLoop: context.eventLoop)
+        let eventLoop = context.eventLoop
+        let wakeUps = components.wakeUps
+        return {
+            wakeUps.schedule(on: eventLoop) { batch in
+                bound.value.0.fillEnded(parking: number, batch: batch, context: bound.value.1)
+            }
+        }
     }
 
     /// Keeps a parked request waiting once more when its playlist is published but not rendered yet (the request
@@ -79,4 +98,11 @@ struct ReloadParking {
         eventLoop.scheduleTask(in: .milliseconds(Self.renderingPatienceMilliseconds), wake)
         return true
     }
+}
+
+/// A channel handler that parks requests with ``ReloadParking``.
+protocol ParkingHandler: AnyObject {
+    /// The fill parking `number` waited for has ended (or its rendering was kept, or its patience ran out); on the
+    /// handler's event loop. A number other than the latest parking's is stale: nothing to do.
+    func fillEnded(parking number: Int, batch: WakeBatch, context: ChannelHandlerContext)
 }
