@@ -27,6 +27,35 @@ struct HTTPEdgeTests {
         return (origin, requests)
     }
 
+    @Test("a segment miss's head reaches the player while the origin still holds the body; then the body comes whole")
+    func headGoesBeforeTheBody() async throws {
+        let bodyReleased = DispatchSemaphore(value: 0)
+        let origin = try RawOrigin { _, connection in
+            guard connection.readRequest() != nil else { return }
+            connection.send("HTTP/1.1 200 OK\r\nContent-Type: video/mp2t\r\nContent-Length: 100\r\n\r\n")
+            // Held until the player has the head (or the test gave up on it).
+            _ = bodyReleased.wait(timeout: .now() + 20)
+            connection.send(Self.object)
+        }
+        defer { origin.stop() }
+        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
+        let port = server.port
+        let target = String(server.proxied(origin.url("/held.ts")).dropFirst(server.url("").count))
+        let (head, body) = try await offPool {
+            let connection = try RawConnection(port: port, timeout: 10)
+            connection.send(RawConnection.request("GET", target))
+            // A head held for the body would leave this read to time out.
+            let head = connection.readResponseHead()
+            bodyReleased.signal()
+            return (head, try connection.read(upTo: 100))
+        }
+        #expect(head?.hasPrefix("HTTP/1.1 200") == true)
+        #expect(head?.lowercased().contains("content-length: 100") == true)
+        #expect(body == Self.object)
+        #expect(origin.connectionCount == 1)
+        await server.stop()
+    }
+
     @Test("a range running past the end is served to the end (206), one starting past it is 416, on a miss and a hit")
     func rangesAreClippedToTheEnd() async throws {
         let (origin, _) = try Self.origin(

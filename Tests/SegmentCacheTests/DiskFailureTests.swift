@@ -50,6 +50,29 @@ struct DiskFailureTests {
         await cache.close()
     }
 
+    @Test func fullDiskAtTheHeaderMakesRoomAndPublishes() async throws {
+        let directory = CacheDirectory()
+        defer { directory.remove() }
+        let origin = FakeOrigin()
+        let files = FaultyFileOperations()
+        let cache = try SegmentCache(
+            configuration: directory.configuration(), source: origin, clock: SystemCacheClock(), operations: files)
+        let older = PatternOrigin.key(33)
+        _ = try await cache.fetch(older).body.collect()
+        #expect(try await eventually { cache.statistics.publishedFills == 1 })
+
+        // The header is written last, into the hole left for it: on a full disk that write is the one that fails.
+        files.set(FaultyFileOperations.Faults(fullDiskHeaderWrites: 1))
+        let key = PatternOrigin.key(34)
+        #expect(try await cache.fetch(key).body.collect() == origin.body(of: key.url))
+        #expect(try await eventually { cache.statistics.publishedFills == 2 })
+        #expect(cache.cachedEntry(for: key) != nil)
+        #expect(cache.cachedEntry(for: older) == nil, "no room was made for the header")
+        #expect(cache.statistics.diskErrors == 0)
+        #expect(directory.temporaryFiles.isEmpty)
+        await cache.close()
+    }
+
     @Test(arguments: [EROFS, EACCES])
     func unwritableDirectoryPassesFillsThrough(code: CInt) async throws {
         let directory = CacheDirectory()

@@ -93,6 +93,12 @@ public final class RawConnection: Sendable {
         return String(decoding: take(end + 4), as: UTF8.self)
     }
 
+    /// Reads a response head, up to the blank line, and leaves what follows unread; `nil` when the peer closed first
+    /// or the read timed out.
+    public func readResponseHead() -> String? {
+        readRequest()
+    }
+
     /// Reads one response; the body by `Content-Length`, or none for a HEAD request.
     public func readAnswer(isHead: Bool = false) throws -> Answer {
         let headEnd = try readUntilHeadEnd()

@@ -85,9 +85,17 @@ struct OriginObjectSource: ObjectSource {
                 kind: guess.rawValue, body: SourceBody(chunks: []))
         }
         var chunks = response.body.makeAsyncIterator()
-        let first = try await chunks.next()
         let contentType = response.header("content-type")
-        let kind = ObjectKind.classify(url: key.url, contentType: contentType, firstBytes: first ?? [])
+        // The body's first bytes are waited for only when the head cannot tell what the answer is: a segment's
+        // requester has its head as soon as the origin's head is in.
+        var first: [UInt8]?
+        let kind: ObjectKind
+        if let told = ObjectKind.classify(url: key.url, contentType: contentType) {
+            kind = told
+        } else {
+            first = try await chunks.next()
+            kind = ObjectKind.classify(url: key.url, contentType: contentType, firstBytes: first ?? [])
+        }
         if kind.isManifest {
             return try await manifest(
                 key, kind: kind, guessedManifest: guess.isManifest, response: response, first: first, rest: &chunks,

@@ -33,28 +33,47 @@ public enum ObjectKind: UInt8, Sendable, CaseIterable {
 
     /// What an origin answer is: a playlist by a `mpegurl` type, a `.m3u8`/`.m3u` path or an `#EXTM3U` first line;
     /// an MPD by a `dash+xml` type, a `.mpd` path or an `<MPD` root element; otherwise media, key or other by its
-    /// type and extension.
+    /// type and extension. The first bytes are not looked at when a media type comes with a media extension
+    /// (`video/mp2t` for `.ts`): such an answer is media whatever it starts with.
     /// - Parameters:
     ///   - url: the origin URL.
     ///   - contentType: the origin's `Content-Type`, if any.
     ///   - firstBytes: the start of the body (a BOM is skipped).
     /// - Returns: the kind.
     public static func classify(url: String, contentType: String?, firstBytes: [UInt8]) -> ObjectKind {
+        if let kind = classify(url: url, contentType: contentType) { return kind }
+        var bytes = firstBytes[...]
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
+        if bytes.starts(with: Array("#EXTM3U".utf8)) { return .hlsPlaylist }
+        if isMediaType(contentType?.lowercased()) { return .media }
+        // Sniffed after the media types, so that no segment fill scans its first chunk for an XML root.
+        if MPDManifest.looksLikeMPD(firstBytes) { return .dashManifest }
+        return kind(ofExtension: MediaTypes.pathExtension(of: url))
+    }
+
+    /// What the head of an origin answer alone says it is (its `Content-Type` and path; see
+    /// ``classify(url:contentType:firstBytes:)``), or `nil` when the first bytes of its body may change that (a
+    /// playlist sent as `text/plain`, or as `video/MP2T` from a path without a media extension). A fill announces an
+    /// answer the head classifies without waiting for its body.
+    /// - Parameters:
+    ///   - url: the origin URL.
+    ///   - contentType: the origin's `Content-Type`, if any.
+    /// - Returns: the kind, or `nil`.
+    public static func classify(url: String, contentType: String?) -> ObjectKind? {
         let type = contentType?.lowercased()
         if let type, type.containsBytes(of: "mpegurl") { return .hlsPlaylist }
         if let type, type.containsBytes(of: "dash+xml") { return .dashManifest }
         let pathExtension = MediaTypes.pathExtension(of: url)
         if pathExtension == "m3u8" || pathExtension == "m3u" { return .hlsPlaylist }
         if pathExtension == "mpd" { return .dashManifest }
-        var bytes = firstBytes[...]
-        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
-        if bytes.starts(with: Array("#EXTM3U".utf8)) { return .hlsPlaylist }
-        if let type, type.hasPrefix("video/") || type.hasPrefix("audio/") || type.hasPrefix("text/vtt") {
-            return .media
-        }
-        // Sniffed after the media types, so that no segment fill scans its first chunk for an XML root.
-        if MPDManifest.looksLikeMPD(firstBytes) { return .dashManifest }
-        return kind(ofExtension: pathExtension)
+        if isMediaType(type), kind(ofExtension: pathExtension) == .media { return .media }
+        return nil
+    }
+
+    /// Whether a lowercased `Content-Type` is an audio, video or WebVTT type.
+    private static func isMediaType(_ type: String?) -> Bool {
+        guard let type else { return false }
+        return type.hasPrefix("video/") || type.hasPrefix("audio/") || type.hasPrefix("text/vtt")
     }
 
     /// The kind a URL's extension suggests, before anything is fetched (for metrics of failed requests).

@@ -120,6 +120,14 @@ extension EasyTransfer {
     /// The Content-Length values of a head, when they differ (several fields, or a list in one field); `nil` when
     /// there is at most one value, however often repeated.
     static func conflictingContentLengths(_ headers: [(name: String, value: String)]) -> String? {
+        // The usual head: one field with one value, checked without building anything.
+        var fields = 0
+        var listed = false
+        for header in headers where header.name == "content-length" {
+            fields += 1
+            listed = listed || header.value.utf8.contains(UInt8(ascii: ","))
+        }
+        guard fields > 1 || listed else { return nil }
         let values = headers.filter { $0.name == "content-length" }.flatMap {
             $0.value.split(separator: ",").map { String($0).trimmingSpaces() }
         }
@@ -211,8 +219,9 @@ extension EasyTransfer {
             failure = .cancelled(url: currentURL)
             return false
         }
-        // Handed over with the body bytes of the same round, once it is done.
-        handOvers.add(self)
+        // Handed over now, not at the end of the round: the fetching task answers its requester while curl takes in
+        // the body that came with the head (on another core when there is one). Those bytes wait in the buffer.
+        transfer.handOver()
         return true
     }
 

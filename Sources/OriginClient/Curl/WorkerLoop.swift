@@ -145,9 +145,8 @@ final class WorkerLoop {
     }
 }
 
-/// The transfers whose head came in this round of curl's callbacks, or whose waiting reader has bytes buffered
-/// in it: woken together when the round is done, one wake per transfer and round instead of one per callback (and
-/// a fetching task wakes to its head with the bytes that came with it already buffered).
+/// The transfers whose waiting reader has bytes buffered in this round of curl's callbacks: woken together when the
+/// round is done, one wake per transfer and round instead of one per callback. (A head is handed over at once.)
 ///
 /// Worker thread only.
 final class PendingHandOvers {

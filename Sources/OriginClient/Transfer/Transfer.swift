@@ -108,7 +108,7 @@ final class Transfer: Sendable {
 
     // MARK: - Worker thread
 
-    /// Takes the final head, for ``handOver()`` once the round of callbacks is done; `false` when nobody wants it
+    /// Takes the final head, for ``handOver()``, which the worker calls right after; `false` when nobody wants it
     /// any more.
     func receiveHead(_ head: ResponseHead) -> Bool {
         switch state.withLock({ $0.receiveHead(head) }) {

@@ -7,10 +7,11 @@
 /// the worker is told to pause (`CURL_WRITEFUNC_PAUSE`, curl keeps the bytes and offers them again after the
 /// resume), and the consumer asks for a resume once it has drained the buffer to half the limit.
 ///
-/// Neither the head nor bytes for a reader that waits are handed over from inside curl's callbacks: the worker
-/// hands them over with ``handOver()`` once its round of callbacks is done, so that a reader wakes once per round
-/// with all of the round's bytes, not once per write callback, and the fetching task wakes once for the head and
-/// the body bytes that came with it (it reads them without waiting again).
+/// Bytes for a reader that waits are not handed over from inside curl's write callbacks: the worker hands them over
+/// with ``handOver()`` once its round of callbacks is done, so that a reader wakes once per round with all of the
+/// round's bytes, not once per write callback. The head is handed over as soon as it is complete (the worker calls
+/// ``handOver()`` right after ``receiveHead(_:)``): the fetching task answers its requester while curl takes in the
+/// body that came with the head, which waits in the buffer.
 struct TransferStateMachine {
     typealias HeadContinuation = CheckedContinuation<ResponseHead, any Error>
     typealias ChunkContinuation = CheckedContinuation<[UInt8]?, any Error>
@@ -28,8 +29,7 @@ struct TransferStateMachine {
         case idle
         /// The fetching task waits for the head; the worker runs the transfer.
         case awaitingHead(HeadContinuation)
-        /// The head came in this round of callbacks; the body's bytes are buffered until ``handOver()`` resumes
-        /// the fetching task with it.
+        /// The head is complete; ``handOver()``, which the worker calls next, resumes the fetching task with it.
         case headReceived(HeadContinuation, ResponseHead)
         /// The head was handed over; the body flows.
         case streaming
@@ -184,7 +184,7 @@ struct TransferStateMachine {
     // MARK: - Worker
 
     enum HeadAction {
-        /// Kept for ``handOver()``, with the body bytes that follow it in the same round.
+        /// Kept for ``handOver()``, which the worker calls next.
         case handOverLater
         /// Nobody wants the response any more: abort the transfer.
         case abort

@@ -2,9 +2,10 @@ import Glibc
 
 /// A fill's temporary entry file: header, then body as it arrives; sealed and renamed into place when complete.
 ///
-/// The header is written first with the announced length (or 0), then rewritten with the real body
-/// length when the body is complete; the file is synced (per ``SegmentCache/SyncPolicy``) and only then
-/// renamed to its entry path. So an entry path only ever names a complete file.
+/// The body is written after room for the header; the header itself is written once, with the real body length,
+/// when the body is complete (so no write to the file stands between the origin's head and the requester's). The
+/// file is then synced (per ``SegmentCache/SyncPolicy``) and only then renamed to its entry path. So an entry path
+/// only ever names a complete file, and a temporary file whose header is still zeros is never read as an entry.
 struct EntryWriter {
     let path: String
     let file: OpenFile
@@ -12,32 +13,23 @@ struct EntryWriter {
     private let metadata: EntryMetadata
     private(set) var bodyBytes: Int64 = 0
 
-    /// Creates the temporary file and writes the header.
-    /// - Throws: ``SystemError`` when the file cannot be created or written.
+    /// Creates the temporary file.
+    /// - Throws: ``SystemError`` when the file cannot be created.
     init(path: String, metadata: EntryMetadata, operations: any FileOperations) throws(SystemError) {
         let descriptor = try operations.open(path, flags: O_RDWR | O_CREAT | O_EXCL, mode: 0o644)
-        try self.init(path: path, file: OpenFile(descriptor: descriptor, operations: operations), metadata: metadata)
+        self.init(path: path, file: OpenFile(descriptor: descriptor, operations: operations), metadata: metadata)
     }
 
-    /// Writes the header into a temporary file made ahead (``PreparedFile``), empty.
-    /// - Throws: ``SystemError`` when the header cannot be written (the file is then removed).
-    init(prepared: PreparedFile, metadata: EntryMetadata) throws(SystemError) {
-        try self.init(path: prepared.path, file: prepared.file, metadata: metadata)
+    /// Takes a temporary file made ahead (``PreparedFile``), empty.
+    init(prepared: PreparedFile, metadata: EntryMetadata) {
+        self.init(path: prepared.path, file: prepared.file, metadata: metadata)
     }
 
-    private init(path: String, file: OpenFile, metadata: EntryMetadata) throws(SystemError) {
-        let header = EntryHeader(metadata: metadata, bodyLength: metadata.contentLength ?? 0).encoded()
-        let operations = file.operations
-        let descriptor = file.descriptor
-        do throws(PartialWriteError) {
-            try operations.writeAll(descriptor, header, at: 0)
-        } catch {
-            try? operations.unlink(path)
-            throw error.underlying
-        }
+    private init(path: String, file: OpenFile, metadata: EntryMetadata) {
         self.path = path
         self.file = file
-        self.headerLength = Int64(header.count)
+        // Every field but the body length is known now, and the length is a fixed-size field.
+        self.headerLength = Int64(EntryHeader(metadata: metadata, bodyLength: 0).encoded().count)
         self.metadata = metadata
     }
 
@@ -59,12 +51,14 @@ struct EntryWriter {
         }
     }
 
-    /// Rewrites the header with the final body length and syncs the data if the policy says so.
+    /// Writes the header, with the final body length, and syncs the data if the policy says so.
     /// - Throws: ``SystemError``.
     func seal(sync: SegmentCache.SyncPolicy) throws(SystemError) {
         var final = metadata
         final.contentLength = bodyBytes
         let header = EntryHeader(metadata: final, bodyLength: bodyBytes).encoded()
+        // The body was written after `headerLength` bytes: a header of another size would misplace it.
+        guard header.count == headerLength else { throw SystemError(code: EINVAL, operation: "seal", path: path) }
         let operations = file.operations
         let descriptor = file.descriptor
         do throws(PartialWriteError) {

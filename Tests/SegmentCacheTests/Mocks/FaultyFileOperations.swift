@@ -14,6 +14,8 @@ final class FaultyFileOperations: FileOperations {
         var failCreate: CInt?
         /// Renames fail with this `errno`.
         var failRename: CInt?
+        /// This many writes at the start of a file (an entry's header) fail with `ENOSPC`, then they succeed.
+        var fullDiskHeaderWrites = 0
     }
 
     private let real = PosixFileOperations()
@@ -40,7 +42,12 @@ final class FaultyFileOperations: FileOperations {
     func space(at path: String) -> FileSystemSpace? { real.space(at: path) }
 
     func write(_ descriptor: CInt, _ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(SystemError) -> Int {
-        let (limit, code) = faults.withLock { ($0.failWritesAfterBytes, $0.writeErrno) }
+        let (limit, code, failsHeader) = faults.withLock { faults in
+            let failsHeader = offset == 0 && faults.fullDiskHeaderWrites > 0
+            if failsHeader { faults.fullDiskHeaderWrites -= 1 }
+            return (faults.failWritesAfterBytes, faults.writeErrno, failsHeader)
+        }
+        if failsHeader { throw SystemError(code: ENOSPC, operation: "write", path: nil) }
         var count = bytes.count
         if let limit {
             let room = limit - written.load(ordering: .relaxed)
