@@ -9,6 +9,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -128,6 +129,32 @@ static inline curl_socket_t hlscache_curl_open_socket(const struct curl_sockaddr
 }
 
 // MARK: - The worker thread
+
+/// A non-blocking, close-on-exec eventfd for waking the worker, or -1 (errno says why).
+static inline int hlscache_wake_fd_open(void) {
+    return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+}
+
+/// Makes `fd` readable (a wake-up that is not yet taken stays one).
+static inline void hlscache_wake_fd_signal(int fd) {
+    eventfd_t one = 1;
+    (void)eventfd_write(fd, one);
+}
+
+/// Takes the wake-ups `fd` holds, if any.
+static inline void hlscache_wake_fd_drain(int fd) {
+    eventfd_t value;
+    (void)eventfd_read(fd, &value);
+}
+
+/// `curl_multi_poll` with `fd` as its one extra descriptor, waited on for reading.
+static inline CURLMcode hlscache_curl_multi_poll_with(CURLM *multi, int fd, int timeout_ms) {
+    struct curl_waitfd extra;
+    extra.fd = fd;
+    extra.events = CURL_WAIT_POLLIN;
+    extra.revents = 0;
+    return curl_multi_poll(multi, &extra, 1, timeout_ms, NULL);
+}
 
 #if defined(__linux__)
 // glibc declares it only under _GNU_SOURCE, which a module map cannot set before system headers.

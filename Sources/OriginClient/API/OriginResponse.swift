@@ -42,7 +42,7 @@ public struct OriginResponse: Sendable {
     /// - Returns: its values, empty when absent.
     public func headerValues(_ name: String) -> [String] {
         let name = name.lowercased()
-        return headers.filter { $0.name == name }.map(\.value)
+        return headers.filter { $0.name == name }.map { $0.value }
     }
 
     /// Whether the status is 2xx.

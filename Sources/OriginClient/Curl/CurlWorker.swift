@@ -1,11 +1,18 @@
 import CCurl
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The thread-safe face of the curl worker: a command inbox, the multi handle's wakeup, and the thread.
 ///
 /// One ``WorkerThread`` runs a ``WorkerLoop`` that owns the multi handle and every easy handle.
-/// Other threads never touch curl handles; they append a ``Command`` and call
-/// `curl_multi_wakeup`, the one multi-handle function that is safe from any thread.
+/// Other threads never touch curl handles; they append a ``Command`` and signal the worker's eventfd, which its
+/// `curl_multi_poll` waits on with curl's own descriptors. The signal is sent after the inbox's lock is released
+/// (the worker, woken, takes that lock next), and the eventfd lives as long as this object, so a late signal after
+/// shutdown is harmless. (An eventfd wake-up, unlike curl's socket pair, also leaves the scheduler free to run the
+/// worker on an idle core.)
 final class CurlWorker: Sendable {
     /// What other threads ask of the worker.
     enum Command: Sendable {
@@ -22,13 +29,15 @@ final class CurlWorker: Sendable {
         var closed = false
     }
 
-    /// The multi and share handles; used by the worker thread only, except for `curl_multi_wakeup`.
+    /// The multi and share handles; used by the worker thread only.
     struct Handles: @unchecked Sendable {
         let multi: UnsafeMutableRawPointer
         let share: UnsafeMutableRawPointer
     }
 
     let counters = ClientCounters()
+    /// The eventfd the worker's poll waits on besides curl's descriptors: signalled when a command is queued.
+    let wakeDescriptor: Int32
     private let inbox = Mutex(Inbox())
     private let handles: Handles
     private let thread = Mutex<WorkerThread?>(nil)
@@ -37,13 +46,20 @@ final class CurlWorker: Sendable {
     /// Creates the multi and share handles and starts the worker thread.
     init(configuration: OriginClientConfiguration) throws(OriginError) {
         try CurlGlobal.initialize()
+        let wake = hlscache_wake_fd_open()
+        guard wake >= 0 else {
+            throw .invalidConfiguration(reason: "no eventfd for the origin client's thread (errno \(errno))")
+        }
         guard let multi = curl_multi_init() else {
+            close(wake)
             throw .invalidConfiguration(reason: "libcurl could not create a multi handle")
         }
         guard let share = curl_share_init() else {
             curl_multi_cleanup(multi)
+            close(wake)
             throw .invalidConfiguration(reason: "libcurl could not create a share handle")
         }
+        wakeDescriptor = wake
         // One thread uses the share handle, so it needs no lock callbacks.
         _ = hlscache_curl_share_setopt_long(share, CURLSHOPT_SHARE, Int(CURL_LOCK_DATA_DNS.rawValue))
         _ = hlscache_curl_share_setopt_long(share, CURLSHOPT_SHARE, Int(CURL_LOCK_DATA_SSL_SESSION.rawValue))
@@ -59,8 +75,13 @@ final class CurlWorker: Sendable {
         } catch {
             curl_multi_cleanup(multi)
             curl_share_cleanup(share)
+            close(wake)
             throw error
         }
+    }
+
+    deinit {
+        close(wakeDescriptor)
     }
 
     /// A new transfer id.
@@ -71,13 +92,13 @@ final class CurlWorker: Sendable {
     /// Queues a command and wakes the worker; `false` once the worker is shut down.
     @discardableResult
     func submit(_ command: Command) -> Bool {
-        inbox.withLock { inbox in
+        let queued = inbox.withLock { inbox in
             guard !inbox.closed else { return false }
             inbox.commands.append(command)
-            // Under the lock, so that it cannot race with the worker cleaning the multi handle up.
-            _ = curl_multi_wakeup(handles.multi)
             return true
         }
+        if queued { hlscache_wake_fd_signal(wakeDescriptor) }
+        return queued
     }
 
     /// Takes the queued commands; called by the worker thread.
@@ -90,11 +111,11 @@ final class CurlWorker: Sendable {
 
     /// Stops the worker: running transfers fail with ``OriginError/Kind/shutDown``; waits for the thread.
     func shutdown() {
-        inbox.withLock { inbox in
-            guard !inbox.closed else { return }
-            inbox.closed = true
-            _ = curl_multi_wakeup(handles.multi)
+        let closing = inbox.withLock { inbox in
+            defer { inbox.closed = true }
+            return !inbox.closed
         }
+        if closing { hlscache_wake_fd_signal(wakeDescriptor) }
         let joining = thread.withLock { thread in
             defer { thread = nil }
             return thread

@@ -2,7 +2,8 @@ import CCurl
 import Synchronization
 
 /// The loop on the worker thread: applies commands, drives the multi handle, finishes transfers,
-/// enforces the first-byte, stall and total timeouts, and sleeps in `curl_multi_poll`.
+/// enforces the first-byte, stall and total timeouts, and sleeps in `curl_multi_poll` (on curl's descriptors and the
+/// worker's wake-up eventfd).
 ///
 /// Everything here runs on the one worker thread; nothing here is shared.
 final class WorkerLoop {
@@ -43,7 +44,10 @@ final class WorkerLoop {
             handOvers.handOverAll()
             let now = ContinuousClock.now
             let timeout = enforceDeadlines(now: now)
-            _ = curl_multi_poll(multi, nil, 0, Int32(timeout), nil)
+            _ = hlscache_curl_multi_poll_with(multi, worker.wakeDescriptor, Int32(timeout))
+            // Taken before the inbox is read: a command queued after this leaves the eventfd signalled, so the next
+            // poll returns at once and no command waits for a timeout.
+            hlscache_wake_fd_drain(worker.wakeDescriptor)
         }
         for transfer in Array(transfers.values) {
             finish(transfer, .failed(.shutDown(url: transfer.currentURL)))

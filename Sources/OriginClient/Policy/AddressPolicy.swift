@@ -49,6 +49,8 @@ public struct AddressPolicy: Sendable, Hashable {
     /// - Parameter host: a host name or IP literal.
     /// - Returns: `true` when a pattern matches.
     public func allows(host: String) -> Bool {
+        // A host written exactly as a pattern's (normalized) name normalizes to that name: no need to normalize it.
+        if patterns.contains(where: { $0.isExact(normalizedHost: host) }) { return true }
         let normalized = HostPattern.normalize(host: host)
         return patterns.contains { $0.matches(normalizedHost: normalized) }
     }
