@@ -55,7 +55,8 @@ struct HTTPDateTests {
         #expect(HTTPDate.parse("Sun Nov  6 08:49:37 1994") == moment)
         for malformed in [
             "Sun, 06 Nov 1994 24:00:00 GMT", "Sun, 06 Nov 1994 08:60:00 GMT", "Sun, 06 Foo 1994 08:49:37 GMT",
-            "Sun, 0x Nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994 08:49:37 UTX", "", "Sun, 06 Nov 1994",
+            "Sun, 0x Nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994 08:49:37 UTX", "", "Sun, 06 Nov 1994", "0", "-1",
+            "1994-11-06T08:49:37Z",
         ] {
             #expect(HTTPDate.parse(malformed) == nil, "\(malformed)")
         }

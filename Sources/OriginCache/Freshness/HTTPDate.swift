@@ -17,9 +17,14 @@ package enum HTTPDate {
     /// - Returns: the moment, or `nil` when `text` is none of the three forms.
     package static func parse(_ text: String) -> Date? {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
-        if let seconds = parseFixdate(Array(trimmed.utf8)) {
+        let bytes = Array(trimmed.utf8)
+        if let seconds = parseFixdate(bytes) {
             return Date(timeIntervalSince1970: TimeInterval(seconds))
         }
+        // Every form starts with a day name and is at least 20 bytes long: what does not (`Expires: 0`, `-1`, the
+        // usual "already expired") is refused without making a formatter.
+        guard bytes.count >= 20, let first = bytes.first, (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(first)
+        else { return nil }
         for format in ["EEE, dd MMM yyyy HH:mm:ss zzz"] + obsoleteFormats {
             let formatter = DateFormatter()
             formatter.locale = Locale(identifier: "en_US_POSIX")
