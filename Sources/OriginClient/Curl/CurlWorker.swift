@@ -39,7 +39,6 @@ final class CurlWorker: Sendable {
     /// The eventfd the worker's poll waits on besides curl's descriptors: signalled when a command is queued.
     let wakeDescriptor: Int32
     private let inbox = Mutex(Inbox())
-    private let handles: Handles
     private let thread = Mutex<WorkerThread?>(nil)
     private let nextID = Atomic<UInt64>(1)
 
@@ -65,10 +64,10 @@ final class CurlWorker: Sendable {
         _ = hlscache_curl_share_setopt_long(share, CURLSHOPT_SHARE, Int(CURL_LOCK_DATA_SSL_SESSION.rawValue))
         // HTTP/2 multiplexing on TLS origins that offer it.
         _ = hlscache_curl_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
-        handles = Handles(multi: multi, share: share)
+        let handles = Handles(multi: multi, share: share)
 
         do {
-            let started = try WorkerThread.spawn(name: "hlscache-curl") { [self] in
+            let started = try WorkerThread.spawn(name: "hlscache-curl") { [self, handles] in
                 WorkerLoop(worker: self, handles: handles, configuration: configuration).run()
             }
             thread.withLock { $0 = started }

@@ -120,17 +120,12 @@ extension EasyTransfer {
     /// The Content-Length values of a head, when they differ (several fields, or a list in one field); `nil` when
     /// there is at most one value, however often repeated.
     static func conflictingContentLengths(_ headers: [(name: String, value: String)]) -> String? {
-        // The usual head: one field with one value, checked without building anything.
-        var fields = 0
-        var listed = false
-        for header in headers where header.name == "content-length" {
-            fields += 1
-            listed = listed || header.value.utf8.contains(UInt8(ascii: ","))
+        let fields = headers.filter { $0.name == "content-length" }
+        // The usual head, one field with one value, is answered without splitting or hashing anything.
+        guard fields.count > 1 || fields.contains(where: { $0.value.utf8.contains(UInt8(ascii: ",")) }) else {
+            return nil
         }
-        guard fields > 1 || listed else { return nil }
-        let values = headers.filter { $0.name == "content-length" }.flatMap {
-            $0.value.split(separator: ",").map { String($0).trimmingSpaces() }
-        }
+        let values = fields.flatMap { $0.value.split(separator: ",").map { String($0).trimmingSpaces() } }
         return Set(values).count > 1 ? values.joined(separator: ", ") : nil
     }
 
