@@ -194,6 +194,15 @@ struct ShieldTests {
         await parent.stop()
     }
 
+    @Test("ports for nodes told of each other are below the kernel's ephemeral range and never handed out twice")
+    func portsForNodesToldOfEachOtherCannotBeTakenByAnotherServer() throws {
+        let text = try String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8)
+        let ephemeralStart = try #require(text.split(whereSeparator: \.isWhitespace).first.flatMap { Int($0) })
+        let ports = try (0..<200).map { _ in try freeLoopbackPort() }
+        #expect(Set(ports).count == ports.count)
+        #expect(ports.allSatisfy { $0 >= 1024 && $0 < ephemeralStart }, "\(ports.filter { $0 >= ephemeralStart })")
+    }
+
     @Test("two nodes that are each other's parent: the request is refused with 508 naming the loop, no origin request")
     func aLoopOfParentsIsRefused() async throws {
         let origin = StreamOrigin()

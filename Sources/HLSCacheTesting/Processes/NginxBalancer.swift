@@ -90,24 +90,3 @@ public final class NginxBalancer: Sendable {
         return (try? connection.readAnswer())?.status == 200
     }
 }
-
-/// A TCP port on 127.0.0.1 that nothing listens on now (the kernel's pick for a socket bound to port 0, closed
-/// again), for a program that must be told its port.
-/// - Throws: when no socket can be bound.
-public func freeLoopbackPort() throws -> Int {
-    let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard socket >= 0 else { throw POSIXError(.EMFILE) }
-    defer { close(socket) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = 0
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) { pointer in
-        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
-            bind(socket, generic, length) == 0 && getsockname(socket, generic, &length) == 0
-        }
-    }
-    guard bound else { throw POSIXError(.EADDRINUSE) }
-    return Int(UInt16(bigEndian: address.sin_port))
-}
