@@ -176,10 +176,10 @@ extension SegmentCache {
         }
         do throws(SystemError) {
             do throws(SystemError) {
-                try writer.seal(sync: configuration.sync)
+                try await seal(writer)
             } catch  where error.code == ENOSPC && evictForFullDisk(freeing: 8 << 20, keeping: digest) {
                 // The header's block is allocated by this write (the file had a hole there): room is made once.
-                try writer.seal(sync: configuration.sync)
+                try await seal(writer)
             }
         } catch {
             writer.discard()
@@ -204,6 +204,14 @@ extension SegmentCache {
         }
         counters.publishedFills.increment()
         log(.debug, "published \(writer.bodyBytes) bytes as \(digest.relativePath)", key: key)
+    }
+
+    /// Writes the entry's header and, when the policy says so, syncs the file: on ``DiskThreads`` then, since
+    /// `fdatasync` waits for the disk, which a concurrency-pool thread must never do.
+    private func seal(_ writer: EntryWriter) async throws(SystemError) {
+        let sync = configuration.sync
+        guard sync == .beforePublish else { return try writer.seal(sync: sync) }
+        try await DiskThreads.shared.run { () throws(SystemError) in try writer.seal(sync: sync) }
     }
 
     /// Evicts least recently used entries until `size` more bytes fit, then records the entry-to-be so

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import HLSCacheTesting
+import Synchronization
 import Testing
 
 @testable import SegmentCache
@@ -70,6 +71,41 @@ struct DiskFailureTests {
         #expect(cache.cachedEntry(for: older) == nil, "no room was made for the header")
         #expect(cache.statistics.diskErrors == 0)
         #expect(directory.temporaryFiles.isEmpty)
+        await cache.close()
+    }
+
+    @Test func fillsGoOnWhileEveryEarlierFillIsStuckInFdatasync() async throws {
+        let directory = CacheDirectory()
+        defer { directory.remove() }
+        let origin = FakeOrigin()
+        let files = FaultyFileOperations()
+        var configuration = directory.configuration()
+        configuration.sync = .beforePublish
+        let cache = try SegmentCache(
+            configuration: configuration, source: origin, clock: SystemCacheClock(), operations: files)
+        files.holdSynchronize(true)
+        // The watchdog is a thread, not a task: were the concurrency pool's threads all stuck in `fdatasync`, no
+        // task could end the test.
+        let released = Flag()
+        DispatchQueue.global().asyncAfter(deadline: .now() + 10) {
+            released.raise()
+            files.holdSynchronize(false)
+        }
+        // More fills than the pool has threads, each stuck sealing its entry once its reader has every byte.
+        let stuck = ProcessInfo.processInfo.activeProcessorCount + 2
+        for index in 0..<stuck {
+            let key = PatternOrigin.key(40 + index)
+            #expect(try await cache.fetch(key).body.collect() == origin.body(of: key.url))
+        }
+        #expect(try await eventually { files.synchronizeWaiting == min(stuck, 4) })
+        let next = PatternOrigin.key(39)
+        #expect(try await cache.fetch(next).body.collect() == origin.body(of: next.url))
+        #expect(!released.isRaised, "a fill waited for the stalled disk's fdatasync")
+        #expect(cache.statistics.publishedFills == 0)
+
+        files.holdSynchronize(false)
+        #expect(try await eventually { cache.statistics.publishedFills == stuck + 1 })
+        #expect(cache.cachedEntry(for: next) != nil)
         await cache.close()
     }
 
@@ -150,4 +186,13 @@ struct DiskFailureTests {
         #expect(origin.fetchCount(for: key) == 2)
         await cache.close()
     }
+}
+
+/// A flag a thread raises and a test reads.
+private final class Flag: Sendable {
+    private let raised = Atomic<Bool>(false)
+
+    func raise() { raised.store(true, ordering: .sequentiallyConsistent) }
+
+    var isRaised: Bool { raised.load(ordering: .sequentiallyConsistent) }
 }

@@ -21,6 +21,8 @@ final class FaultyFileOperations: FileOperations {
     private let real = PosixFileOperations()
     private let faults = Mutex(Faults())
     private let written = Atomic<Int>(0)
+    private let synchronizeHeld = Atomic<Bool>(false)
+    private let synchronizeWaiters = Atomic<Int>(0)
 
     init() {}
 
@@ -67,7 +69,21 @@ final class FaultyFileOperations: FileOperations {
 
     func size(of descriptor: CInt) throws(SystemError) -> Int64 { try real.size(of: descriptor) }
 
-    func synchronize(_ descriptor: CInt) throws(SystemError) { try real.synchronize(descriptor) }
+    /// While `hold` is set, `synchronize` blocks its caller's thread until it is cleared: a disk stalled on
+    /// `fdatasync`.
+    func holdSynchronize(_ hold: Bool) { synchronizeHeld.store(hold, ordering: .sequentiallyConsistent) }
+
+    /// How many `synchronize` calls are blocked by ``holdSynchronize(_:)`` now.
+    var synchronizeWaiting: Int { synchronizeWaiters.load(ordering: .sequentiallyConsistent) }
+
+    func synchronize(_ descriptor: CInt) throws(SystemError) {
+        if synchronizeHeld.load(ordering: .sequentiallyConsistent) {
+            synchronizeWaiters.add(1, ordering: .sequentiallyConsistent)
+            while synchronizeHeld.load(ordering: .sequentiallyConsistent) { usleep(1_000) }
+            synchronizeWaiters.subtract(1, ordering: .sequentiallyConsistent)
+        }
+        try real.synchronize(descriptor)
+    }
 
     func rename(_ source: String, to destination: String) throws(SystemError) {
         if let code = faults.withLock({ $0.failRename }) {
