@@ -211,7 +211,7 @@ extension SegmentCache {
     private func seal(_ writer: EntryWriter) async throws(SystemError) {
         let sync = configuration.sync
         guard sync == .beforePublish else { return try writer.seal(sync: sync) }
-        try await DiskThreads.shared.run { () throws(SystemError) in try writer.seal(sync: sync) }
+        try await diskThreads.run { () throws(SystemError) in try writer.seal(sync: sync) }
     }
 
     /// Evicts least recently used entries until `size` more bytes fit, then records the entry-to-be so

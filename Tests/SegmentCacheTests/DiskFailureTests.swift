@@ -81,14 +81,18 @@ struct DiskFailureTests {
         let files = FaultyFileOperations()
         var configuration = directory.configuration()
         configuration.sync = .beforePublish
+        // Disk threads of its own: the held seals must not hold up other tests' caches.
+        let diskThreads = DiskThreads(count: 4, name: "test-disk")
+        defer { diskThreads.stop() }
         let cache = try SegmentCache(
-            configuration: configuration, source: origin, clock: SystemCacheClock(), operations: files)
+            configuration: configuration, source: origin, clock: SystemCacheClock(), operations: files,
+            diskThreads: diskThreads)
         files.holdSynchronize(true)
         // The watchdog is a thread, not a task: were the concurrency pool's threads all stuck in `fdatasync`, no
-        // task could end the test.
+        // task could end the test. It waits long: in the whole suite, other tests' blocking waits hold the pool too.
         let released = Flag()
-        DispatchQueue.global().asyncAfter(deadline: .now() + 10) {
-            released.raise()
+        DispatchQueue.global().asyncAfter(deadline: .now() + 60) {
+            released.set()
             files.holdSynchronize(false)
         }
         // More fills than the pool has threads, each stuck sealing its entry once its reader has every byte.
@@ -97,10 +101,10 @@ struct DiskFailureTests {
             let key = PatternOrigin.key(40 + index)
             #expect(try await cache.fetch(key).body.collect() == origin.body(of: key.url))
         }
-        #expect(try await eventually { files.synchronizeWaiting == min(stuck, 4) })
+        #expect(try await eventually(timeout: .seconds(50)) { files.synchronizeWaiting == min(stuck, 4) })
         let next = PatternOrigin.key(39)
         #expect(try await cache.fetch(next).body.collect() == origin.body(of: next.url))
-        #expect(!released.isRaised, "a fill waited for the stalled disk's fdatasync")
+        #expect(!released.isSet, "a fill waited for the stalled disk's fdatasync")
         #expect(cache.statistics.publishedFills == 0)
 
         files.holdSynchronize(false)
@@ -186,13 +190,4 @@ struct DiskFailureTests {
         #expect(origin.fetchCount(for: key) == 2)
         await cache.close()
     }
-}
-
-/// A flag a thread raises and a test reads.
-private final class Flag: Sendable {
-    private let raised = Atomic<Bool>(false)
-
-    func raise() { raised.store(true, ordering: .sequentiallyConsistent) }
-
-    var isRaised: Bool { raised.load(ordering: .sequentiallyConsistent) }
 }

@@ -8,16 +8,18 @@ import Synchronization
 ///
 /// Work queues in order when every thread is busy: what waits then is publication (the sealed entries), never a
 /// reader of a fill, which reads the temporary file as it is written.
-final class DiskThreads: Sendable {
-    /// The process's disk threads, started at first use.
-    static let shared = DiskThreads(count: 4, name: "hlscache-disk")
+package final class DiskThreads: Sendable {
+    /// The process's disk threads, started at first use; they are never stopped.
+    package static let shared = DiskThreads(count: 4, name: "hlscache-disk")
 
-    private let work = Mutex<[@Sendable () -> Void]>([])
+    private let work = Mutex<(jobs: [@Sendable () -> Void], stopping: Bool)>(([], false))
     private let ready = DispatchSemaphore(value: 0)
+    private let count: Int
 
-    /// Starts `count` threads named `name`, which live as long as the process.
-    init(count: Int, name: String) {
-        for index in 0..<max(1, count) {
+    /// Starts `count` threads named `name`.
+    package init(count: Int, name: String) {
+        self.count = max(1, count)
+        for index in 0..<self.count {
             let thread = Thread { [self] in runLoop() }
             thread.name = "\(name)-\(index)"
             thread.start()
@@ -37,15 +39,26 @@ final class DiskThreads: Sendable {
         return try result.get()
     }
 
+    /// Ends the threads once the work queued so far is done. Work queued later never runs: stop only threads
+    /// nothing uses any more.
+    package func stop() {
+        work.withLock { $0.stopping = true }
+        for _ in 0..<count { ready.signal() }
+    }
+
     private func enqueue(_ job: @escaping @Sendable () -> Void) {
-        work.withLock { $0.append(job) }
+        work.withLock { $0.jobs.append(job) }
         ready.signal()
     }
 
     private func runLoop() {
         while true {
             ready.wait()
-            let job = work.withLock { $0.isEmpty ? nil : $0.removeFirst() }
+            let (job, ends) = work.withLock { work -> ((@Sendable () -> Void)?, Bool) in
+                if !work.jobs.isEmpty { return (work.jobs.removeFirst(), false) }
+                return (nil, work.stopping)
+            }
+            if ends { return }
             job?()
         }
     }
