@@ -20,8 +20,11 @@ package final class DiskThreads: Sendable {
     package init(count: Int, name: String) {
         self.count = max(1, count)
         for index in 0..<self.count {
-            let thread = Thread { [self] in runLoop() }
-            thread.name = "\(name)-\(index)"
+            let threadName = "\(name)-\(index)"
+            let thread = Thread { [self] in
+                Self.name(threadName)
+                runLoop()
+            }
             thread.start()
         }
     }
@@ -44,6 +47,12 @@ package final class DiskThreads: Sendable {
     package func stop() {
         work.withLock { $0.stopping = true }
         for _ in 0..<count { ready.signal() }
+    }
+
+    /// Names the calling thread, as `top` and `perf` show it (a thread started from the concurrency pool is named
+    /// after the pool's otherwise).
+    private static func name(_ name: String) {
+        Thread.current.name = name
     }
 
     private func enqueue(_ job: @escaping @Sendable () -> Void) {
