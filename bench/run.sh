@@ -18,6 +18,9 @@ trap cleanup EXIT
 cd "$(dirname "$0")/.."
 corpus="${HLSCACHE_CORPUS:-$(cd .. && pwd)/shared/corpus}"
 swift build -c release --product hlscache-bench >&2
+swift build -c release --product hlscache >&2
+# Nothing compiles between figures, and what the builds wrote goes to disk before anything is timed.
+sync
 bin="$(swift build -c release --show-bin-path)/hlscache-bench"
 want="${1:-all}"
 
