@@ -21,10 +21,8 @@ import Testing
                 Issue.record("the fetch should start the transfer")
                 return
             }
-            guard case .handOverLater = machine.receiveHead(Self.head),
-                case .head(let waiting, let head)? = machine.handOver()
-            else {
-                Issue.record("the head should go to the waiting fetch when the round ends")
+            guard case .deliver(let waiting, let head) = machine.receiveHead(Self.head) else {
+                Issue.record("the head should go to the waiting fetch at once")
                 return
             }
             waiting.resume(returning: head)
@@ -107,24 +105,20 @@ import Testing
         #expect(machine.handOver() == nil, "nobody waits any more")
     }
 
-    @Test("the head waits for the end of its round and goes with that round's bytes, read without waiting again")
-    func theHeadGoesWithTheBytesOfItsRound() async throws {
+    @Test("the head goes to the fetch at once; the bytes that came with it are read without waiting")
+    func theHeadGoesAtOnceAndItsRoundsBytesWait() async throws {
         var machine = TransferStateMachine(limit: 100, url: Self.url)
         let head = try await withCheckedThrowingContinuation { continuation in
             _ = machine.waitForHead(continuation, cancelled: .cancelled(url: Self.url))
-            guard case .handOverLater = machine.receiveHead(Self.head) else {
-                Issue.record("the head is kept for the round's end")
+            guard case .deliver(let waiting, let head) = machine.receiveHead(Self.head) else {
+                Issue.record("the head goes to the fetching task at once, not at the round's end")
                 return
             }
             guard case .buffered(3) = machine.receiveChunk([1, 2, 3]) else {
                 Issue.record("the round's bytes are buffered for the fetching task")
                 return
             }
-            #expect(machine.bufferedBytes == 3)
-            guard case .head(let waiting, let head)? = machine.handOver() else {
-                Issue.record("the round's end hands the head over")
-                return
-            }
+            #expect(machine.handOver() == nil, "the round's end has nothing to hand over: nobody waits yet")
             waiting.resume(returning: head)
         }
         #expect(head.status == 200)
@@ -132,50 +126,29 @@ import Testing
             Issue.record("the bytes of the head's round are there at once")
             return
         }
-        #expect(machine.handOver() == nil)
     }
 
-    @Test("a transfer that ends in its head's round hands the head over at the finish, then the body, then the end")
-    func aFinishInTheHeadsRoundHandsTheHeadOver() async throws {
+    @Test("a transfer that ends in its head's round: the head, then the body, then the end")
+    func aFinishInTheHeadsRoundKeepsTheBodyThenTheEnd() async throws {
         var machine = TransferStateMachine(limit: 100, url: Self.url)
         let head = try await withCheckedThrowingContinuation { continuation in
             _ = machine.waitForHead(continuation, cancelled: .cancelled(url: Self.url))
-            _ = machine.receiveHead(Self.head)
+            guard case .deliver(let waiting, let head) = machine.receiveHead(Self.head) else {
+                Issue.record("the head goes at once")
+                return
+            }
             _ = machine.receiveChunk([4, 5])
-            guard case .resumeHead(let waiting, let head) = machine.finish(.finished) else {
-                Issue.record("the finish hands the head over")
+            guard case .none = machine.finish(.finished) else {
+                Issue.record("nobody waits for the body: the end is kept behind its bytes")
                 return
             }
             waiting.resume(returning: head)
         }
         #expect(head.status == 200)
-        #expect(machine.handOver() == nil, "the head went at the finish")
         guard case .chunk([4, 5], _) = machine.pollChunk(), case .end = machine.pollChunk() else {
             Issue.record("the body, then its end")
             return
         }
-    }
-
-    @Test("cancelled before its head was handed over: the fetch fails, the round's bytes are released, curl aborts")
-    func aCancelBeforeTheHeadIsHandedOverReleasesTheBytes() async throws {
-        var machine = TransferStateMachine(limit: 100, url: Self.url)
-        await #expect(throws: OriginError.self) {
-            _ = try await withCheckedThrowingContinuation { continuation in
-                _ = machine.waitForHead(continuation, cancelled: .cancelled(url: Self.url))
-                _ = machine.receiveHead(Self.head)
-                _ = machine.receiveChunk([1, 2, 3, 4])
-                guard
-                    case .failHead(let waiting, let error, droppedBytes: 4, abortWorker: true) = machine.cancel(
-                        .cancelled(url: Self.url))
-                else {
-                    Issue.record("the cancel fails the fetch and drops the 4 buffered bytes")
-                    return
-                }
-                waiting.resume(throwing: error)
-            }
-        }
-        #expect(machine.bufferedBytes == 0)
-        #expect(machine.handOver() == nil, "nothing is handed over after the cancel")
     }
 
     @Test func bytesAreGatheredIntoChunksOfAtMostTheChunkCapacity() async throws {

@@ -210,13 +210,11 @@ extension EasyTransfer {
             redirectCount: redirectCount
         )
         phase = .streaming
+        // Handed over now, not at the end of the round: the body that came with the head waits in the buffer.
         guard transfer.receiveHead(head) else {
             failure = .cancelled(url: currentURL)
             return false
         }
-        // Handed over now, not at the end of the round: the fetching task answers its requester while curl takes in
-        // the body that came with the head (on another core when there is one). Those bytes wait in the buffer.
-        transfer.handOver()
         return true
     }
 

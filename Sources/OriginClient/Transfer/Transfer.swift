@@ -108,11 +108,13 @@ final class Transfer: Sendable {
 
     // MARK: - Worker thread
 
-    /// Takes the final head, for ``handOver()``, which the worker calls right after; `false` when nobody wants it
-    /// any more.
+    /// Hands the final head to the fetching task at once, which answers its requester while curl takes in the body
+    /// that came with it (on another core when there is one); `false` when nobody wants it any more.
     func receiveHead(_ head: ResponseHead) -> Bool {
         switch state.withLock({ $0.receiveHead(head) }) {
-        case .handOverLater: return true
+        case .deliver(let continuation, let head):
+            continuation.resume(returning: head)
+            return true
         case .abort: return false
         }
     }
@@ -145,14 +147,12 @@ final class Transfer: Sendable {
         }
     }
 
-    /// Wakes the fetching task with the head received in this round, or the reader that waits with the bytes
-    /// buffered for it, if both are there; called by the worker after its round of callbacks.
+    /// Wakes the reader that waits with the bytes buffered for it, if both are there; called by the worker after its
+    /// round of callbacks.
     func handOver() {
         switch state.withLock({ $0.handOver() }) {
         case .none:
             break
-        case .head(let continuation, let head):
-            continuation.resume(returning: head)
         case .chunk(let continuation, let chunk, let requestResume):
             worker.counters.bufferedBytes.subtract(chunk.count, ordering: .relaxed)
             if requestResume { _ = worker.submit(.resume(id)) }
@@ -172,8 +172,6 @@ final class Transfer: Sendable {
             break
         case .failHead(let continuation, let error):
             continuation.resume(throwing: error)
-        case .resumeHead(let continuation, let head):
-            continuation.resume(returning: head)
         case .endBody(let continuation, .finished):
             continuation.resume(returning: nil)
         case .endBody(let continuation, .failed(let error)):

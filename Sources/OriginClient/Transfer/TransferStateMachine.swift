@@ -9,9 +9,9 @@
 ///
 /// Bytes for a reader that waits are not handed over from inside curl's write callbacks: the worker hands them over
 /// with ``handOver()`` once its round of callbacks is done, so that a reader wakes once per round with all of the
-/// round's bytes, not once per write callback. The head is handed over as soon as it is complete (the worker calls
-/// ``handOver()`` right after ``receiveHead(_:)``): the fetching task answers its requester while curl takes in the
-/// body that came with the head, which waits in the buffer.
+/// round's bytes, not once per write callback. The head goes to the fetching task as soon as it is complete
+/// (``receiveHead(_:)``): the task answers its requester while curl takes in the body that came with the head, which
+/// waits in the buffer.
 struct TransferStateMachine {
     typealias HeadContinuation = CheckedContinuation<ResponseHead, any Error>
     typealias ChunkContinuation = CheckedContinuation<[UInt8]?, any Error>
@@ -29,8 +29,6 @@ struct TransferStateMachine {
         case idle
         /// The fetching task waits for the head; the worker runs the transfer.
         case awaitingHead(HeadContinuation)
-        /// The head is complete; ``handOver()``, which the worker calls next, resumes the fetching task with it.
-        case headReceived(HeadContinuation, ResponseHead)
         /// The head was handed over; the body flows.
         case streaming
         /// Nothing more will be delivered: `nil` after a clean end, else the error to report.
@@ -67,7 +65,7 @@ struct TransferStateMachine {
     /// Bytes currently buffered, waiting for the consumer.
     var bufferedBytes: Int {
         switch state {
-        case .streaming, .headReceived: return body.bufferedBytes
+        case .streaming: return body.bufferedBytes
         case .idle, .awaitingHead, .closed: return 0
         }
     }
@@ -89,7 +87,7 @@ struct TransferStateMachine {
             return .start
         case .closed(let error):
             return .fail(continuation, error ?? cancelled)
-        case .awaitingHead, .headReceived, .streaming:
+        case .awaitingHead, .streaming:
             preconditionFailure("waitForHead called twice")
         }
     }
@@ -111,11 +109,6 @@ struct TransferStateMachine {
         case .awaitingHead(let continuation):
             state = .closed(error)
             return .failHead(continuation, error, droppedBytes: 0, abortWorker: !workerFinished)
-        case .headReceived(let continuation, _):
-            state = .closed(error)
-            let dropped = body.bufferedBytes
-            body = Body()
-            return .failHead(continuation, error, droppedBytes: dropped, abortWorker: !workerFinished)
         case .streaming:
             state = .closed(error)
             let waiter = body.waiter
@@ -162,7 +155,7 @@ struct TransferStateMachine {
             }
         case .closed(let error):
             return error.map(PollAction.fail) ?? .end
-        case .idle, .awaitingHead, .headReceived:
+        case .idle, .awaitingHead:
             preconditionFailure("body read before the head was delivered")
         }
     }
@@ -184,8 +177,8 @@ struct TransferStateMachine {
     // MARK: - Worker
 
     enum HeadAction {
-        /// Kept for ``handOver()``, which the worker calls next.
-        case handOverLater
+        /// Resume the fetching task with the head; the body flows from now on.
+        case deliver(HeadContinuation, ResponseHead)
         /// Nobody wants the response any more: abort the transfer.
         case abort
     }
@@ -194,10 +187,10 @@ struct TransferStateMachine {
     mutating func receiveHead(_ head: ResponseHead) -> HeadAction {
         switch state {
         case .awaitingHead(let continuation):
-            state = .headReceived(continuation, head)
+            state = .streaming
             body = Body()
-            return .handOverLater
-        case .idle, .headReceived, .streaming, .closed:
+            return .deliver(continuation, head)
+        case .idle, .streaming, .closed:
             return .abort
         }
     }
@@ -229,7 +222,7 @@ struct TransferStateMachine {
     ///     no more room than that.
     mutating func receiveChunk(_ bytes: UnsafeRawBufferPointer, expectedRemaining: Int? = nil) -> ChunkAction {
         switch state {
-        case .streaming, .headReceived: break
+        case .streaming: break
         case .idle, .awaitingHead, .closed: return .abort
         }
         if body.bufferedBytes > 0, body.bufferedBytes + bytes.count > limit {
@@ -250,19 +243,13 @@ struct TransferStateMachine {
     }
 
     enum HandOverAction {
-        /// Resume the fetching task with the head (the bytes of the round stay buffered for it).
-        case head(HeadContinuation, ResponseHead)
         /// Resume the reader that waits with the first buffered chunk; unpause curl when `requestResume`.
         case chunk(ChunkContinuation, [UInt8], requestResume: Bool)
     }
 
-    /// The worker has finished a round of callbacks: the head received in it, or else the first buffered chunk for
-    /// the reader that waits, if both are there.
+    /// The worker has finished a round of callbacks: the first buffered chunk for the reader that waits, if both are
+    /// there.
     mutating func handOver() -> HandOverAction? {
-        if case .headReceived(let continuation, let head) = state {
-            state = .streaming
-            return .head(continuation, head)
-        }
         guard case .streaming = state, let waiter = body.waiter, !body.chunks.isEmpty else { return nil }
         body.waiter = nil
         let (chunk, resume) = takeChunk()
@@ -272,7 +259,7 @@ struct TransferStateMachine {
     /// The worker is about to unpause curl; returns whether the transfer is still wanted.
     mutating func prepareResume() -> Bool {
         switch state {
-        case .streaming, .headReceived: break
+        case .streaming: break
         case .idle, .awaitingHead, .closed: return false
         }
         body.paused = false
@@ -283,8 +270,6 @@ struct TransferStateMachine {
     enum FinishAction {
         case none
         case failHead(HeadContinuation, OriginError)
-        /// The head of this round was not handed over yet: it goes now, the end kept behind the buffered bytes.
-        case resumeHead(HeadContinuation, ResponseHead)
         case endBody(ChunkContinuation, Outcome)
         /// The reader waits and bytes were still to be handed over: they go first, the end is kept for later.
         case handOver(ChunkContinuation, [UInt8])
@@ -302,10 +287,6 @@ struct TransferStateMachine {
             if case .failed(let failure) = outcome { error = failure }
             state = .closed(error)
             return .failHead(continuation, error)
-        case .headReceived(let continuation, let head):
-            state = .streaming
-            body.end = outcome
-            return .resumeHead(continuation, head)
         case .streaming:
             if let waiter = body.waiter, !body.chunks.isEmpty {
                 body.waiter = nil
