@@ -60,7 +60,8 @@ extension SegmentCache {
         // The readers the head woke go first (a body that came with the head is not written before they send the head
         // on; on an event loop, the hop below alone let a pool thread take the core first); then the body is taken in
         // on the global executor, off the event loop that a fill the hit path started prefers
-        // (``startFill(_:lookedUp:executorPreference:)``): writing it and sealing it may wait for the disk.
+        // (``startFill(_:lookedUp:executorPreference:)``): writing it may wait for the disk (its `fdatasync` waits on
+        // ``DiskThreads``).
         await Task.yield()
         await withTaskExecutorPreference(globalConcurrentExecutor) {
             await takeBody(of: response, into: writer, for: flight)
@@ -208,10 +209,16 @@ extension SegmentCache {
 
     /// Writes the entry's header and, when the policy says so, syncs the file: on ``DiskThreads`` then, since
     /// `fdatasync` waits for the disk, which a concurrency-pool thread must never do.
+    /// - Throws: ``SystemError``; `EBUSY` when too many seals already wait for the disk (the entry is not kept).
     private func seal(_ writer: EntryWriter) async throws(SystemError) {
         let sync = configuration.sync
         guard sync == .beforePublish else { return try writer.seal(sync: sync) }
-        try await diskThreads.run { () throws(SystemError) in try writer.seal(sync: sync) }
+        let sealed: Void? = try await (diskThreads ?? .shared).run { () throws(SystemError) in
+            try writer.seal(sync: sync)
+        }
+        guard sealed != nil else {
+            throw SystemError(code: EBUSY, operation: "fdatasync (too many entries waiting for the disk)", path: nil)
+        }
     }
 
     /// Evicts least recently used entries until `size` more bytes fit, then records the entry-to-be so

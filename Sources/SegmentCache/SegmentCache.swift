@@ -21,8 +21,8 @@ public final class SegmentCache: Sendable {
     let source: any ObjectSource
     let clock: any CacheClock
     let operations: any FileOperations
-    /// Where seals that sync wait for the disk.
-    let diskThreads: DiskThreads
+    /// Where seals that sync wait for the disk: ``DiskThreads/shared`` when `nil` (started only when a seal needs it).
+    let diskThreads: DiskThreads?
     /// `nil` when the directory is not writable: every fill then passes through unstored.
     let temporaryArea: TemporaryArea?
     let counters = Counters()
@@ -53,14 +53,14 @@ public final class SegmentCache: Sendable {
     ///   - source: where objects that are not cached come from.
     ///   - clock: wall-clock time and sleep.
     ///   - operations: the file system calls made on entry and temporary files.
-    ///   - diskThreads: where seals wait for `fdatasync` (the process's own by default).
+    ///   - diskThreads: where seals wait for `fdatasync`; the process's (``DiskThreads/shared``) when `nil`.
     /// - Throws: ``CacheError`` when the directory does not exist and cannot be created.
     package init(
         configuration: Configuration,
         source: any ObjectSource,
         clock: any CacheClock,
         operations: any FileOperations,
-        diskThreads: DiskThreads = .shared
+        diskThreads: DiskThreads? = nil
     ) throws {
         let layout = CacheLayout(root: configuration.directory)
         do throws(SystemError) {

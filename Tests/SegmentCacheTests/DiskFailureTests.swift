@@ -1,7 +1,6 @@
 import Foundation
 import Glibc
 import HLSCacheTesting
-import Synchronization
 import Testing
 
 @testable import SegmentCache
@@ -51,13 +50,17 @@ struct DiskFailureTests {
         await cache.close()
     }
 
-    @Test func fullDiskAtTheHeaderMakesRoomAndPublishes() async throws {
+    /// With `.beforePublish` the seal runs on the disk threads and its retry comes after a wait for them.
+    @Test(arguments: [SegmentCache.SyncPolicy.never, .beforePublish])
+    func fullDiskAtTheHeaderMakesRoomAndPublishes(sync: SegmentCache.SyncPolicy) async throws {
         let directory = CacheDirectory()
         defer { directory.remove() }
         let origin = FakeOrigin()
         let files = FaultyFileOperations()
+        var configuration = directory.configuration()
+        configuration.sync = sync
         let cache = try SegmentCache(
-            configuration: directory.configuration(), source: origin, clock: SystemCacheClock(), operations: files)
+            configuration: configuration, source: origin, clock: SystemCacheClock(), operations: files)
         let older = PatternOrigin.key(33)
         _ = try await cache.fetch(older).body.collect()
         #expect(try await eventually { cache.statistics.publishedFills == 1 })
@@ -82,14 +85,15 @@ struct DiskFailureTests {
         var configuration = directory.configuration()
         configuration.sync = .beforePublish
         // Disk threads of its own: the held seals must not hold up other tests' caches.
-        let diskThreads = DiskThreads(count: 4, name: "test-disk")
+        let diskThreads = DiskThreads(count: 4, queueLimit: 64, name: "test-disk")
         defer { diskThreads.stop() }
         let cache = try SegmentCache(
             configuration: configuration, source: origin, clock: SystemCacheClock(), operations: files,
             diskThreads: diskThreads)
         files.holdSynchronize(true)
-        // The watchdog is a thread, not a task: were the concurrency pool's threads all stuck in `fdatasync`, no
-        // task could end the test. It waits long: in the whole suite, other tests' blocking waits hold the pool too.
+        // The watchdog is a block on a dispatch queue, not a task: were the concurrency pool's threads all stuck in
+        // `fdatasync`, no task could end the test. It waits long: in the whole suite, other tests' blocking waits hold
+        // the pool too.
         let released = Flag()
         DispatchQueue.global().asyncAfter(deadline: .now() + 60) {
             released.set()
@@ -108,8 +112,40 @@ struct DiskFailureTests {
         #expect(cache.statistics.publishedFills == 0)
 
         files.holdSynchronize(false)
-        #expect(try await eventually { cache.statistics.publishedFills == stuck + 1 })
+        #expect(try await eventually(timeout: .seconds(30)) { cache.statistics.publishedFills == stuck + 1 })
         #expect(cache.cachedEntry(for: next) != nil)
+        await cache.close()
+    }
+
+    @Test("past the disk threads' queue, a fill is served but not kept: one disk error, its temporary file removed")
+    func aSealPastTheDiskQueueIsNotKept() async throws {
+        let directory = CacheDirectory()
+        defer { directory.remove() }
+        let origin = FakeOrigin()
+        let files = FaultyFileOperations()
+        var configuration = directory.configuration()
+        configuration.sync = .beforePublish
+        let diskThreads = DiskThreads(count: 1, queueLimit: 1, name: "test-queue")
+        defer { diskThreads.stop() }
+        let cache = try SegmentCache(
+            configuration: configuration, source: origin, clock: SystemCacheClock(), operations: files,
+            diskThreads: diskThreads)
+        files.holdSynchronize(true)
+        // Released by a block on a dispatch queue even when an expectation below fails first.
+        DispatchQueue.global().asyncAfter(deadline: .now() + 60) { files.holdSynchronize(false) }
+        let keys = (0..<3).map { PatternOrigin.key(50 + $0) }
+        // The first seal holds the one thread, the second waits in the queue, the third finds it full.
+        for (index, key) in keys.enumerated() {
+            #expect(try await cache.fetch(key).body.collect() == origin.body(of: key.url))
+            if index == 0 { #expect(try await eventually { files.synchronizeWaiting == 1 }) }
+            if index == 1 { #expect(try await eventually { diskThreads.waiting == 1 }) }
+        }
+        #expect(try await eventually { cache.statistics.diskErrors == 1 })
+        files.holdSynchronize(false)
+        #expect(try await eventually(timeout: .seconds(30)) { cache.statistics.publishedFills == 2 })
+        #expect(cache.cachedEntry(for: keys[0]) != nil && cache.cachedEntry(for: keys[1]) != nil)
+        #expect(cache.cachedEntry(for: keys[2]) == nil)
+        #expect(try await eventually { directory.temporaryFiles.isEmpty })
         await cache.close()
     }
 
