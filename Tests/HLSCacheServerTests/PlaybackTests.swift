@@ -64,11 +64,15 @@ struct PlaybackTests {
                 #expect(result.status == 0, "\(uri): \(result.errors)")
                 return frames
             }
-            /// The reference play, from the origin itself: played again when gst-launch hangs (killed after its
-            /// timeout; once in the whole suite, with no error, playing straight from the test's origin).
+            /// The reference play, from the origin itself: played again when gst-launch hangs (killed after a minute,
+            /// where a play takes seconds; twice in ten runs of the whole suite today, with no error, playing
+            /// straight from the test's origin).
             func referenceFrames(_ uri: String) async throws -> Int {
-                let (played, result) = try await GStreamer.videoFrames(uri)
-                if result.status == -1 { return try await frames(uri) }
+                let (played, result) = try await GStreamer.videoFrames(uri, timeout: 60)
+                if result.status == -1 {
+                    print("gst-launch hung playing \(uri) from the origin (killed at its timeout); playing it again")
+                    return try await frames(uri)
+                }
                 #expect(result.status == 0, "\(uri): \(result.errors)")
                 return played
             }

@@ -23,12 +23,37 @@ import Testing
             }
             guard case .deliver(let waiting, let head) = machine.receiveHead(Self.head) else {
                 Issue.record("the head should go to the waiting fetch at once")
+                continuation.resume(throwing: OriginError.cancelled(url: Self.url))
                 return
             }
             waiting.resume(returning: head)
         }
         #expect(head.status == 200)
         return machine
+    }
+
+    @Test("a head that comes after the fetch was cancelled is refused: curl aborts, the fetch is failed once")
+    func aHeadAfterACancelIsRefused() async throws {
+        var machine = TransferStateMachine(limit: 100, url: Self.url)
+        await #expect(throws: OriginError.self) {
+            _ = try await withCheckedThrowingContinuation { continuation in
+                _ = machine.waitForHead(continuation, cancelled: .cancelled(url: Self.url))
+                guard
+                    case .failHead(let waiting, let error, droppedBytes: 0, abortWorker: true) = machine.cancel(
+                        .cancelled(url: Self.url))
+                else {
+                    Issue.record("the cancel fails the fetch and aborts the transfer")
+                    continuation.resume(throwing: OriginError.cancelled(url: Self.url))
+                    return
+                }
+                waiting.resume(throwing: error)
+            }
+        }
+        guard case .abort = machine.receiveHead(Self.head) else {
+            Issue.record("the head finds nobody waiting: abort, no second resume")
+            return
+        }
+        #expect(machine.handOver() == nil)
     }
 
     @Test func chunksAreBufferedUpToTheLimitThenTheTransferPauses() async throws {

@@ -4,10 +4,11 @@ import Synchronization
 
 /// A TCP port on 127.0.0.1 that nothing listens on now, for a program that must be told its port before it starts.
 ///
-/// The port is picked below the kernel's ephemeral range (`net.ipv4.ip_local_port_range`), where no socket bound to
-/// port 0 and no outgoing connection can land: a port the kernel picked and this function closed again could be
+/// The port is picked outside the kernel's ephemeral range (`net.ipv4.ip_local_port_range`), where no socket bound
+/// to port 0 and no outgoing connection can land: a port the kernel picked and this function closed again could be
 /// handed to a server another test starts on port 0 before the program told of it binds it. No port is handed out
 /// twice in one test process.
+/// - Returns: the port.
 /// - Throws: when no free port is found.
 public func freeLoopbackPort() throws -> Int {
     let candidates = LoopbackPorts.candidates
@@ -24,12 +25,15 @@ enum LoopbackPorts {
     /// Ports already handed out in this process.
     static let handedOut = Mutex<Set<Int>>([])
 
-    /// 20000 up to the start of the ephemeral range (10000 up to it when the range starts lower).
+    /// Ports outside the ephemeral range: from 20000 (or 10000, or 1024) up to its start when at least 1,000 fit
+    /// there, else above its end.
     static let candidates: ClosedRange<Int> = {
         let text = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8)) ?? ""
-        let low = text.split(whereSeparator: \.isWhitespace).first.flatMap { Int($0) } ?? 32768
-        let start = low > 21000 ? 20000 : 10000
-        return start...max(start + 100, low - 1)
+        let ends = text.split(whereSeparator: \.isWhitespace).compactMap { Int($0) }
+        let (low, high) = ends.count == 2 ? (ends[0], ends[1]) : (32768, 60999)
+        for start in [20000, 10000, 1024] where low - start >= 1000 { return start...(low - 1) }
+        precondition(65535 - high >= 1000, "no 1,000 ports outside the ephemeral range \(low)-\(high)")
+        return (high + 1)...65535
     }()
 
     /// Whether a socket can be bound to 127.0.0.1 `port` now (closed again at once).

@@ -34,12 +34,17 @@ public enum FFmpeg {
 /// Runs GStreamer (`gst-launch-1.0`), the second player of the acceptance tests.
 public enum GStreamer {
     /// Plays `uri` with `uridecodebin` into a fake sink, decoding video only, as fast as it can.
+    /// - Parameters:
+    ///   - uri: what to play.
+    ///   - timeout: seconds before `gst-launch-1.0` is killed (status -1).
     /// - Returns: the video frames that reached the sink, and the run.
-    public static func videoFrames(_ uri: String) async throws -> (frames: Int, run: ChildProcess.Result) {
+    public static func videoFrames(
+        _ uri: String, timeout: TimeInterval = 120
+    ) async throws -> (frames: Int, run: ChildProcess.Result) {
         let result = try await ChildProcess.run(
             "/usr/bin/gst-launch-1.0",
             ["-v", "uridecodebin", "uri=\(uri)", "caps=video/x-raw", "!", "fakesink", "silent=false", "sync=false"],
-            timeout: 120)
+            timeout: timeout)
         return (result.output.components(separatedBy: "chain").count - 1, result)
     }
 }
