@@ -198,7 +198,6 @@ run_serve() {
     for tool in nginx wrk python3 curl; do
         command -v "$tool" >/dev/null || { echo "serve: needs $tool" >&2; return 1; }
     done
-    swift build -c release --product hlscache >&2
     local hlscache root cache port=18441 origin_port=18442 slow_port=18443 proxy_cache_port=18444 varnish_port=18445
     hlscache="$(swift build -c release --show-bin-path)/hlscache"
     root=$(mktemp -d)
@@ -383,7 +382,6 @@ run_prefetch() {
     for tool in ffmpeg python3; do
         command -v "$tool" >/dev/null || { echo "prefetch: needs $tool" >&2; return 1; }
     done
-    swift build -c release --product hlscache >&2
     local hlscache root work port=18451 ytdlp
     hlscache="$(swift build -c release --show-bin-path)/hlscache"
     root=$(mktemp -d)
@@ -424,7 +422,6 @@ run_prefetch() {
 # fetches per half target duration.
 run_live() {
     command -v python3 >/dev/null || { echo "live: needs python3" >&2; return 1; }
-    swift build -c release --product hlscache >&2
     local hlscache cache port=18461
     hlscache="$(swift build -c release --show-bin-path)/hlscache"
     cache=$(mktemp -d)
@@ -443,7 +440,6 @@ run_live() {
 # asyncio server with no proxy in between (llhls_fanout_client_floor_ms: what the Python clients cost).
 run_llhls() {
     command -v python3 >/dev/null || { echo "llhls: needs python3" >&2; return 1; }
-    swift build -c release --product hlscache >&2
     local hlscache cache port=18481
     hlscache="$(swift build -c release --show-bin-path)/hlscache"
     cache=$(mktemp -d)
@@ -474,7 +470,6 @@ run_fleet() {
     done
     local conf="$PWD/docker/fleet/hlscache-fleet.conf"
     [ -f "$conf" ] || { echo "fleet: needs $conf" >&2; return 1; }
-    swift build -c release --product hlscache >&2
     local hlscache lb_port=18471 nodes="18472 18473 18474" origin_port=18475 port lb
     hlscache="$(swift build -c release --show-bin-path)/hlscache"
     fleet_dir=$(mktemp -d)
