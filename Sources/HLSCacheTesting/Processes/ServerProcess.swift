@@ -143,11 +143,12 @@ public final class ServerProcess: Sendable {
         child.waitForExit(timeout: 10)
     }
 
-    /// A new empty temporary directory.
+    /// A new empty temporary directory, removed with everything in it when the test process exits.
     public static func temporaryDirectory() -> String {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("hlscache-test-\(UUID().uuidString)")
             .path
         try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        TemporaryDirectories.register(path)
         return path
     }
 }
