@@ -82,23 +82,11 @@ struct DiskFailureTests {
         defer { directory.remove() }
         let origin = FakeOrigin()
         let files = FaultyFileOperations()
-        var configuration = directory.configuration()
-        configuration.sync = .beforePublish
-        // Disk threads of its own: the held seals must not hold up other tests' caches.
         let diskThreads = DiskThreads(count: 4, queueLimit: 64, name: "test-disk")
         defer { diskThreads.stop() }
-        let cache = try SegmentCache(
-            configuration: configuration, source: origin, clock: SystemCacheClock(), operations: files,
-            diskThreads: diskThreads)
-        files.holdSynchronize(true)
-        // The watchdog is a block on a dispatch queue, not a task: were the concurrency pool's threads all stuck in
-        // `fdatasync`, no task could end the test. It waits long: in the whole suite, other tests' blocking waits hold
-        // the pool too.
         let released = Flag()
-        DispatchQueue.global().asyncAfter(deadline: .now() + 60) {
-            released.set()
-            files.holdSynchronize(false)
-        }
+        let cache = try Self.cacheWithStalledDisk(
+            directory, origin: origin, files: files, diskThreads: diskThreads, released: released)
         // More fills than the pool has threads, each stuck sealing its entry once its reader has every byte.
         let stuck = ProcessInfo.processInfo.activeProcessorCount + 2
         for index in 0..<stuck {
@@ -123,16 +111,9 @@ struct DiskFailureTests {
         defer { directory.remove() }
         let origin = FakeOrigin()
         let files = FaultyFileOperations()
-        var configuration = directory.configuration()
-        configuration.sync = .beforePublish
         let diskThreads = DiskThreads(count: 1, queueLimit: 1, name: "test-queue")
         defer { diskThreads.stop() }
-        let cache = try SegmentCache(
-            configuration: configuration, source: origin, clock: SystemCacheClock(), operations: files,
-            diskThreads: diskThreads)
-        files.holdSynchronize(true)
-        // Released by a block on a dispatch queue even when an expectation below fails first.
-        DispatchQueue.global().asyncAfter(deadline: .now() + 60) { files.holdSynchronize(false) }
+        let cache = try Self.cacheWithStalledDisk(directory, origin: origin, files: files, diskThreads: diskThreads)
         let keys = (0..<3).map { PatternOrigin.key(50 + $0) }
         // The first seal holds the one thread, the second waits in the queue, the third finds it full.
         for (index, key) in keys.enumerated() {
@@ -147,6 +128,28 @@ struct DiskFailureTests {
         #expect(cache.cachedEntry(for: keys[2]) == nil)
         #expect(try await eventually { directory.temporaryFiles.isEmpty })
         await cache.close()
+    }
+
+    /// A cache on `directory` that syncs before publishing, on disk threads of its own (its held seals must not hold
+    /// up other tests' caches), over `files`, whose `fdatasync` is held from now on. A block on a dispatch queue
+    /// releases it after 60 s (and sets `released`): not a task, since were the concurrency pool's threads all stuck
+    /// in `fdatasync`, no task could end the test; and late, since in the whole suite other tests' blocking waits
+    /// hold the pool too.
+    private static func cacheWithStalledDisk(
+        _ directory: CacheDirectory, origin: FakeOrigin, files: FaultyFileOperations, diskThreads: DiskThreads,
+        released: Flag = Flag()
+    ) throws -> SegmentCache {
+        var configuration = directory.configuration()
+        configuration.sync = .beforePublish
+        let cache = try SegmentCache(
+            configuration: configuration, source: origin, clock: SystemCacheClock(), operations: files,
+            diskThreads: diskThreads)
+        files.holdSynchronize(true)
+        DispatchQueue.global().asyncAfter(deadline: .now() + 60) {
+            released.set()
+            files.holdSynchronize(false)
+        }
+        return cache
     }
 
     @Test(arguments: [EROFS, EACCES])

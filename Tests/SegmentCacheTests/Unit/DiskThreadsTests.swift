@@ -50,44 +50,26 @@ import Testing
     func aFullQueueRefusesWork() async throws {
         let threads = DiskThreads(count: 1, queueLimit: 2, name: "t-full")
         defer { threads.stop() }
-        let held = Flag()
-        let running = Flag()
-        // Lets the busy thread go even when an expectation below fails first.
-        DispatchQueue.global().asyncAfter(deadline: .now() + 30) { held.set() }
-        async let busy: Bool? = threads.run {
-            running.set()
-            while !held.isSet { usleep(1_000) }
-            return true
-        }
-        #expect(await running.wait(timeout: .seconds(10)))
+        let busy = try await BusyThread(of: threads)
         async let first: Int? = threads.run { 1 }
         async let second: Int? = threads.run { 2 }
         #expect(try await eventually { threads.waiting == 2 })
         #expect(await threads.run { 3 } == nil, "a third piece of work waiting past the limit of 2")
-        held.set()
-        let (busyRan, firstValue, secondValue) = await (busy, first, second)
-        #expect(busyRan == true && firstValue == 1 && secondValue == 2)
+        let busyRan = await busy.release()
+        let (firstValue, secondValue) = await (first, second)
+        #expect(busyRan && firstValue == 1 && secondValue == 2)
         #expect(await threads.run { 4 } == 4)
     }
 
     @Test func stopFinishesQueuedWorkAndLaterWorkRunsOnTheCaller() async throws {
         let threads = DiskThreads(count: 1, queueLimit: 8, name: "t-stop")
-        let held = Flag()
-        let running = Flag()
-        // Lets the busy thread go even when an expectation below fails first.
-        DispatchQueue.global().asyncAfter(deadline: .now() + 30) { held.set() }
-        async let busy: Bool? = threads.run {
-            running.set()
-            while !held.isSet { usleep(1_000) }
-            return true
-        }
-        #expect(await running.wait(timeout: .seconds(10)))
+        let busy = try await BusyThread(of: threads)
         async let queued: Int? = threads.run { 7 }
         #expect(try await eventually { threads.waiting == 1 })
         threads.stop()
-        held.set()
-        let (busyRan, queuedValue) = await (busy, queued)
-        #expect(busyRan == true)
+        let busyRan = await busy.release()
+        let queuedValue = await queued
+        #expect(busyRan)
         #expect(queuedValue == 7, "work queued before the stop is done")
         #expect(await threads.run { 8 } == 8, "work offered after the stop runs on the caller")
     }
@@ -111,4 +93,32 @@ private final class ReleaseTracker: Sendable {
     deinit { released.set() }
 
     func touch() {}
+}
+
+/// A piece of work that holds one of the disk threads until ``release()`` (or 30 s, should an expectation fail
+/// first).
+private struct BusyThread {
+    private let held = Flag()
+    private let work: Task<Bool?, Never>
+
+    /// Starts the work and waits until it runs.
+    init(of threads: DiskThreads) async throws {
+        let held = held
+        let running = Flag()
+        DispatchQueue.global().asyncAfter(deadline: .now() + 30) { held.set() }
+        work = Task {
+            await threads.run {
+                running.set()
+                while !held.isSet { usleep(1_000) }
+                return true
+            }
+        }
+        guard await running.wait(timeout: .seconds(10)) else { throw CancellationError() }
+    }
+
+    /// Lets the thread go; whether the work ran to its end.
+    func release() async -> Bool {
+        held.set()
+        return await work.value == true
+    }
 }
