@@ -38,6 +38,7 @@ TARGETS = {
     "fleet_origin_fetches_per_object": ("= 1.00", lambda v: v <= 1.0, "3 nodes + nginx, 20 live players: origin fetches per object"),
     "fleet_playlist_fetches_per_half_td": ("<= 1", lambda v: v <= 1.0, "3 nodes + nginx, 20 live players: playlist fetches per TD/2"),
     "fleet_vs_single_2mib": (">= 0.5", lambda v: v >= 0.5, "cached 2 MiB hit rps through nginx to 3 nodes / the owner node alone"),
+    "fleet_vs_lb_over_nginx_static_2mib": (">= 0.9", lambda v: v >= 0.9, "the same through nginx to 3 nodes / through the same nginx to nginx static"),
     "prefetch_vs_ytdlp": ("<= 1.0", lambda v: v <= 1.0, "prefetch seconds / yt-dlp seconds"),
     "prefetch_vs_ffmpeg": ("<= 1.0", lambda v: v <= 1.0, "prefetch seconds / ffmpeg -c copy seconds"),
 }

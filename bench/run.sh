@@ -463,7 +463,8 @@ run_llhls() {
 # Three hlscache nodes behind nginx (docker/fleet/hlscache-fleet.conf: consistent hash of the request URI), each
 # given the balancer's address with --fleet-url, default read-ahead. 20 live players through the balancer
 # (bench/tools/live_players.py, its origin counting requests): origin fetches per object for the whole fleet.
-# Then a cached 2 MiB object under wrk -t2 -c64 -d10s through the balancer against its owner node alone.
+# Then a cached 2 MiB object under wrk -t2 -c64 -d10s through the balancer against its owner node alone, and
+# against the same balancer in front of nginx static serving the same bytes.
 run_fleet() {
     for tool in nginx wrk python3 curl; do
         command -v "$tool" >/dev/null || { echo "fleet: needs $tool" >&2; return 1; }
@@ -545,6 +546,16 @@ CONF
     echo "fleet_hit_2mib_rps $fleet"
     echo "single_node_hit_2mib_rps $single"
     awk -v a="$fleet" -v b="$single" 'BEGIN { printf "fleet_vs_single_2mib %.2f\n", a / b }'
+    # The same balancer, same configuration and bytes, in front of nginx static instead of the nodes: what the
+    # balancer itself allows (it copies every byte through user space; the nodes and nginx static send files).
+    echo "server 127.0.0.1:$origin_port;" > "$fleet_dir/lb/fleet/nodes.conf"
+    kill -HUP "$fleet_lb_pid"
+    sleep 1
+    curl -fs -o /dev/null "$lb/seg2m.ts"
+    local over_static
+    over_static=$(wrk_rps "$lb/seg2m.ts" 64 10)
+    echo "fleet_lb_over_nginx_static_2mib_rps $over_static"
+    awk -v a="$fleet" -v b="$over_static" 'BEGIN { printf "fleet_vs_lb_over_nginx_static_2mib %.2f\n", a / b }'
     # What the nodes and the balancer complained of, if anything.
     for port in $nodes; do
         [ -s "$fleet_dir/node$port.log" ] || continue
