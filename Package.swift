@@ -54,6 +54,7 @@ let package = Package(
             name: "SegmentCacheWorker", dependencies: ["HLSCacheTesting", "SegmentCache"], swiftSettings: swiftSettings),
         // glibc's posix_spawn_file_actions_addclosefrom_np and pipe2, for the test kit's process launcher.
         .systemLibrary(name: "CSpawn"),
+        .systemLibrary(name: "CEpoll"),
         .target(
             name: "HLSCacheTesting",
             dependencies: [
@@ -120,7 +121,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "hlscache-bench",
-            dependencies: ["ByteRanges", "DASHManifest", "HLSPlaylist", "OriginClient", "SegmentCache"],
+            dependencies: ["ByteRanges", "CEpoll", "DASHManifest", "HLSPlaylist", "OriginClient", "SegmentCache"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

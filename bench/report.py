@@ -34,7 +34,7 @@ TARGETS = {
     "live100_origin_fetches_per_segment": ("= 1.00", lambda v: v <= 1.0, "100 live players: origin fetches per segment"),
     "live100_playlist_fetches_per_half_td": ("<= 1", lambda v: v <= 1.0, "100 live players: playlist fetches per TD/2"),
     "llhls_fanout_origin_requests": ("= 1", lambda v: v == 1, "1,000 clients blocked on one `_HLS_msn`/`_HLS_part`: origin requests"),
-    "llhls_fanout_last_ms": ("<= 20", lambda v: v <= 20, "LL-HLS fan-out: last of 1,000 clients done after the origin's answer, ms (Python client floor: llhls_fanout_client_floor_ms)"),
+    "llhls_fanout_last_ms": ("<= 20", lambda v: v <= 20, "LL-HLS fan-out: last of 1,000 native clients done after the origin's answer, ms (their floor: llhls_fanout_client_floor_ms; Python clients: llhls_fanout_python_last_ms)"),
     "fleet_origin_fetches_per_object": ("= 1.00", lambda v: v <= 1.0, "3 nodes + nginx, 20 live players: origin fetches per object"),
     "fleet_playlist_fetches_per_half_td": ("<= 1", lambda v: v <= 1.0, "3 nodes + nginx, 20 live players: playlist fetches per TD/2"),
     "fleet_vs_single_2mib": (">= 0.5", lambda v: v >= 0.5, "cached 2 MiB hit rps through nginx to 3 nodes / the owner node alone"),

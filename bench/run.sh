@@ -437,9 +437,21 @@ run_live() {
 # LL-HLS fan-out (bench/tools/llhls_fanout.py): 1,000 clients blocked on the same _HLS_msn/_HLS_part through
 # hlscache, against an origin that holds the blocking reload until all have joined it: origin requests for that
 # query, and the last client's completion after the origin's answer; then the same clients against a plain
-# asyncio server with no proxy in between (llhls_fanout_client_floor_ms: what the Python clients cost).
+# asyncio server with no proxy in between (llhls_fanout_client_floor_ms: what the clients themselves cost).
+# The clients of the target's figures are native (hlscache-bench fanout-clients, one thread over epoll: about
+# 5 ms of CPU for the thousand answers); then the same again, on a fresh server, with the Python asyncio clients
+# (llhls_fanout_python_*: about 15-20 ms of CPU, on the same two cores as the server they measure).
 run_llhls() {
     command -v python3 >/dev/null || { echo "llhls: needs python3" >&2; return 1; }
+    local bin status=0
+    bin="$(swift build -c release --show-bin-path)"
+    llhls_once --client native --bench "$bin/hlscache-bench" || status=$?
+    llhls_once --client protocol | sed -e 's/^llhls_fanout_/llhls_fanout_python_/' || status=$?
+    return "$status"
+}
+
+# One fan-out (llhls_fanout.py with the arguments given) against a fresh hlscache.
+llhls_once() {
     local hlscache cache port=18481
     hlscache="$(swift build -c release --show-bin-path)/hlscache"
     cache=$(mktemp -d)
@@ -448,7 +460,7 @@ run_llhls() {
     serve_pid=$!
     local status=0
     if wait_up "http://127.0.0.1:$port/healthz"; then
-        python3 bench/tools/llhls_fanout.py "$port" --clients 1000 --server-pid "$serve_pid" || status=$?
+        python3 bench/tools/llhls_fanout.py "$port" --clients 1000 --server-pid "$serve_pid" "$@" || status=$?
     else
         echo "llhls: nothing answers on 127.0.0.1:$port" >&2
         status=1

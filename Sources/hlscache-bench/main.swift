@@ -87,10 +87,13 @@ case "dash-generate":
 case "dash":
     guard let path = arguments.dropFirst().first else { exit(64) }
     try DASHBenchmark.run(path: path)
+case "fanout-clients":
+    try FanoutClients.run(Array(arguments.dropFirst()))
 default:
     FileHandle.standardError.write(
         Data(
             ("usage: hlscache-bench rewrite [LARGEST_CORPUS_FILE] | rewrite-generate FILE | origin URL COUNT CONCURRENCY"
-                + " | cache | dash-generate FILE | dash FILE\n").utf8))
+                + " | cache | dash-generate FILE | dash FILE | fanout-clients PORT TARGET COUNT TIMEOUT SAMPLE_FILE\n")
+                .utf8))
     exit(64)
 }

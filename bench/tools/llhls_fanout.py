@@ -2,7 +2,7 @@
 """LL-HLS fan-out: 1,000 clients blocked on the same `_HLS_msn`/`_HLS_part` through hlscache.
 
 Usage: llhls_fanout.py HLSCACHE_PORT [--clients N] [--hold SECONDS] [--timeout SECONDS] [--server-pid PID]
-                       [--client protocol|streams]
+                       [--client protocol|streams|native] [--bench HLSCACHE_BENCH]
 
 One asyncio process (standard library only, all on 127.0.0.1):
 
@@ -19,7 +19,11 @@ One asyncio process (standard library only, all on 127.0.0.1):
 
 Each client is by default a bare asyncio Protocol that parses as bytes arrive and stamps its completion in
 data_received, with no task per connection (the cheapest asyncio client; its floor was the lower in trials);
-`--client streams` uses asyncio streams instead, one reading task per connection.
+`--client streams` uses asyncio streams instead, one reading task per connection. `--client native` runs the
+clients in a child process, `hlscache-bench fanout-clients` (one thread over epoll, heads parsed as bytes; the
+path given with `--bench`): they cost about 5 ms of CPU for a thousand answers where the asyncio ones cost 15-20,
+on the same two cores as the server they measure. bench/run.sh reports the native clients' figures under the
+names below and the asyncio Protocol clients' as llhls_fanout_python_*.
 
 Then the floor: the same N clients, the same way, against a plain asyncio server (this script run again as a child
 process, `--floor-server`, so that it writes from its own process and core as hlscache does) that holds every
@@ -48,6 +52,7 @@ import os
 import resource
 import statistics
 import sys
+import tempfile
 import time
 
 MSN, PART = 5, 0
@@ -321,6 +326,107 @@ class StreamClient:
         self.writer.close()
 
 
+class NativeFanout:
+    """The same N clients as ``Fanout``, in a native child process (`hlscache-bench fanout-clients`: one thread over
+    epoll), so that what the clients cost on the machine's cores is small beside the server's share. Same
+    interface as ``Fanout``; the child stamps each completion with CLOCK_MONOTONIC (``time.monotonic()``'s clock)
+    and reports them once the last client is done."""
+
+    def __init__(self, port, target, count, bench):
+        self.port, self.target, self.count, self.bench = port, target, count, bench
+        self.completions = []
+        self.errors = {}
+        self.heads = {}
+        self.sample = None
+        self.connections = []
+        self.last_send = None
+        self.cpu = None
+        self.cpu_at_release = self.cpu_at_done = None
+        self.child = None
+        self.sample_path = None
+        self.pid = None
+
+    async def connect(self, timeout=60.0):
+        fd, self.sample_path = tempfile.mkstemp(prefix="llhls-sample-")
+        os.close(fd)
+        self.child = await asyncio.create_subprocess_exec(
+            self.bench, "fanout-clients", str(self.port), self.target, str(self.count), str(timeout),
+            self.sample_path, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
+        self.pid = self.child.pid
+        while True:
+            line = (await asyncio.wait_for(self.child.stdout.readline(), 60)).decode().strip()
+            if line.startswith("fail "):
+                self.error(line[5:])
+            elif line.startswith("connected "):
+                self.connections = list(range(int(line.split()[1])))
+                return
+            else:
+                raise RuntimeError(f"fanout-clients: unexpected line {line!r}")
+
+    def error(self, reason):
+        self.errors[reason] = self.errors.get(reason, 0) + 1
+
+    async def start(self):
+        """Sends every request; ``last_send`` is the child's stamp after the last one."""
+        self.child.stdin.write(b"send\n")
+        await self.child.stdin.drain()
+        line = (await asyncio.wait_for(self.child.stdout.readline(), 60)).decode().split()
+        self.last_send = float(line[1])
+
+    async def wait(self, seconds):
+        """Reads the child's report: `all` when the last client is done (the server's CPU is read then), one line a
+        client, `end`. The child's own timeout (given at connect) ends a client that never completes."""
+        try:
+            while True:
+                raw = await asyncio.wait_for(self.child.stdout.readline(), seconds + 10)
+                if not raw:
+                    break
+                line = raw.decode().rstrip("\n")
+                if line.startswith("all "):
+                    if self.cpu is not None:
+                        self.cpu_at_done = (float(line.split()[1]), self.cpu()[1])
+                elif line.startswith("done "):
+                    _, at, status, cache = line.split(" ", 3)
+                    self.completions.append(float(at))
+                    self.heads[cache] = self.heads.get(cache, 0) + 1
+                elif line.startswith("fail "):
+                    self.error(line[5:])
+                elif line == "end":
+                    break
+        except asyncio.TimeoutError:
+            self.error(f"the clients' report did not come within {seconds + 10:g} s")
+        with open(self.sample_path, "rb") as f:
+            self.sample = f.read() or None
+        os.unlink(self.sample_path)
+        self.child.stdin.close()
+        try:
+            await asyncio.wait_for(self.child.wait(), 10)
+        except asyncio.TimeoutError:
+            self.child.kill()
+            await self.child.wait()
+
+
+def make_fanout(args, port, target):
+    """The clients ``args.client`` names."""
+    if args.client == "native":
+        return NativeFanout(port, target, args.clients, args.bench)
+    return Fanout(port, target, args.clients, args.client)
+
+
+async def send_all(fanout):
+    if isinstance(fanout, NativeFanout):
+        await fanout.start()
+    else:
+        fanout.send()
+
+
+def client_cpu(fanout):
+    """The clients' CPU seconds so far: this process's, or the native child's."""
+    if isinstance(fanout, NativeFanout):
+        return process_cpu(fanout.pid)
+    return time.process_time()
+
+
 async def deduplicated(port):
     """Requests hlscache has waiting on the fill in flight: `hlscache_fills_deduplicated_total` (joined in the
     responder) plus `hlscache_parked_requests_total` (waiting on the event loop); 0 when absent or unreadable."""
@@ -381,9 +487,9 @@ async def through_hlscache(args):
     origin_port = server.sockets[0].getsockname()[1]
     target = f"/o/http/127.0.0.1:{origin_port}{PLAYLIST_PATH}?{QUERY}"
     before = await deduplicated(args.port)
-    fanout = Fanout(args.port, target, args.clients, args.client)
-    await fanout.connect()
-    fanout.send()
+    fanout = make_fanout(args, args.port, target)
+    await fanout.connect(args.hold + args.timeout + 30) if args.client == "native" else await fanout.connect()
+    await send_all(fanout)
     try:
         await asyncio.wait_for(origin.arrived.wait(), 10)
     except asyncio.TimeoutError:
@@ -400,7 +506,7 @@ async def through_hlscache(args):
         log(f"only {joined} requests had joined the origin request 10 s after the last send; releasing anyway")
     await asyncio.sleep(max(0.0, fanout.last_send + args.hold - time.monotonic()))
     held = len(origin.held)
-    fanout.cpu = lambda: (time.process_time(), process_cpu(args.server_pid))
+    fanout.cpu = lambda: (client_cpu(fanout), process_cpu(args.server_pid))
     fanout.cpu_at_release = fanout.cpu()
     origin.release()
     await fanout.wait(args.timeout)
@@ -415,7 +521,8 @@ async def through_hlscache(args):
     if others:
         log(f"origin's other requests (after the answer: read-ahead): {sum(others.values())} {sorted(others)}")
     log(f"X-Cache of the answers: {fanout.heads}")
-    log(f"CPU from the origin's answer to the last client's completion: {cpu_use(fanout, 'hlscache')}")
+    log(f"CPU from the origin's answer to the last client's completion: {cpu_use(fanout, 'hlscache')}"
+        + (" (this process: the native clients)" if args.client == "native" else ""))
     if fanout.errors:
         log(f"client errors: {fanout.errors}")
     return sum(reloads.values()), answered_at, fanout
@@ -430,15 +537,15 @@ async def floor(args, sample):
         child.stdin.write(len(sample).to_bytes(4, "big") + sample)
         await child.stdin.drain()
         port = int((await asyncio.wait_for(child.stdout.readline(), 10)).split()[1])
-        fanout = Fanout(port, f"{PLAYLIST_PATH}?{QUERY}", args.clients, args.client)
-        await fanout.connect()
-        fanout.send()
+        fanout = make_fanout(args, port, f"{PLAYLIST_PATH}?{QUERY}")
+        await fanout.connect(args.hold + args.timeout + 30) if args.client == "native" else await fanout.connect()
+        await send_all(fanout)
         try:
             await asyncio.wait_for(child.stdout.readline(), 10)  # "ready": every request read
         except asyncio.TimeoutError:
             log("floor: the server had not read every request 10 s after the last send; releasing anyway")
         await asyncio.sleep(max(0.0, fanout.last_send + args.hold - time.monotonic()))
-        fanout.cpu = lambda: (time.process_time(), process_cpu(child.pid))
+        fanout.cpu = lambda: (client_cpu(fanout), process_cpu(child.pid))
         fanout.cpu_at_release = fanout.cpu()
         child.stdin.write(b"go\n")
         await child.stdin.drain()
@@ -538,8 +645,11 @@ if __name__ == "__main__":
     parser.add_argument("--hold", type=float, default=1.0, help="seconds from the last send to the release")
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds the clients wait after the release")
     parser.add_argument("--server-pid", type=int, help="hlscache's process id, for its CPU time in the fan-out")
-    parser.add_argument("--client", choices=["protocol", "streams"], default="protocol")
+    parser.add_argument("--client", choices=["protocol", "streams", "native"], default="protocol")
+    parser.add_argument("--bench", help="hlscache-bench, for --client native")
     arguments = parser.parse_args()
+    if arguments.client == "native" and not arguments.bench:
+        parser.error("--client native needs --bench PATH (hlscache-bench)")
     try:
         asyncio.run(asyncio.wait_for(main(arguments), 120))
     except asyncio.TimeoutError:

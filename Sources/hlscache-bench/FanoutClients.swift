@@ -1,0 +1,246 @@
+import CEpoll
+import Foundation
+import Glibc
+
+/// `hlscache-bench fanout-clients PORT TARGET COUNT TIMEOUT SAMPLE_FILE`: the clients of the LL-HLS fan-out
+/// (`bench/tools/llhls_fanout.py --client native`), in one thread over `epoll`, so that what they cost on the
+/// machine's cores is small beside what the server under test spends.
+///
+/// A line protocol with the driver, which holds the origin and decides when to release it:
+/// 1. connects `COUNT` sockets to `127.0.0.1:PORT` and prints `connected N` (with a `fail connect: …` line for each
+///    one that could not connect);
+/// 2. waits for a `send` line on standard input, writes `GET TARGET` on every socket and prints
+///    `sent MONOTONIC` (seconds of `CLOCK_MONOTONIC`, the clock of Python's `time.monotonic()`);
+/// 3. reads every answer (head, then the body by its `Content-Length`), stamping each complete one with
+///    `CLOCK_MONOTONIC`, until all are complete or failed, or `TIMEOUT` seconds have passed since the send; nothing
+///    is printed meanwhile;
+/// 4. prints `done AT STATUS X-CACHE` for each complete answer, `fail REASON` for each other client,
+///    `cpu SECONDS` (this process's CPU time when its last answer was complete, `-1` when not every one was),
+///    then `end`, and writes the first complete answer's bytes (head and body) to `SAMPLE_FILE`. When the last
+///    client finishes, `all CPU_SECONDS` is printed at once, for the driver to read the server's CPU time then.
+///
+/// The sockets stay open until the end: a client that closed as soon as it was answered would give the server
+/// more work within the measured window than the Python clients do.
+enum FanoutClients {
+    /// One client's connection and what it has read.
+    private struct Client {
+        var descriptor: CInt
+        var bytes: [UInt8] = []
+        /// The offset of the body and the answer's whole length, once the head is read.
+        var framing: (bodyStart: Int, total: Int)?
+        var status = 0
+        var xCache = "none"
+        var completedAt: Double?
+        var failure: String?
+        var isFinished: Bool { completedAt != nil || failure != nil }
+    }
+
+    static func run(_ values: [String]) throws {
+        guard values.count == 5, let port = UInt16(values[0]), let count = Int(values[2]),
+            let timeout = Double(values[3])
+        else {
+            FileHandle.standardError.write(
+                Data("usage: hlscache-bench fanout-clients PORT TARGET COUNT TIMEOUT SAMPLE_FILE\n".utf8))
+            exit(64)
+        }
+        let target = values[1]
+        let samplePath = values[4]
+        raiseFileLimit(to: count + 64)
+        var clients: [Client] = []
+        var connectFailures: [String] = []
+        for _ in 0..<count {
+            switch connect(port: port) {
+            case .success(let descriptor): clients.append(Client(descriptor: descriptor))
+            case .failure(let failure): connectFailures.append(failure.description)
+            }
+        }
+        say("connected \(clients.count)" + connectFailures.map { "\nfail connect: \($0)" }.joined())
+        guard readLine() == "send" else { exit(65) }
+        let poll = epoll_create1(CInt(EPOLL_CLOEXEC))
+        precondition(poll >= 0, "epoll_create1: \(errno)")
+        let request = Array(
+            "GET \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUser-Agent: llhls_fanout\r\nAccept: */*\r\n\r\n".utf8)
+        for index in clients.indices {
+            var event = epoll_event()
+            event.events = EPOLLIN.rawValue | EPOLLRDHUP.rawValue
+            event.data.u64 = UInt64(index)
+            _ = epoll_ctl(poll, EPOLL_CTL_ADD, clients[index].descriptor, &event)
+            let written = request.withUnsafeBytes { write(clients[index].descriptor, $0.baseAddress, $0.count) }
+            if written != request.count { clients[index].failure = "send: \(written < 0 ? errno : 0)" }
+        }
+        let sentAt = monotonicSeconds()
+        say(String(format: "sent %.6f", sentAt))
+        var pending = clients.count(where: { !$0.isFinished })
+        var cpuAtLast = -1.0
+        var events = [epoll_event](repeating: epoll_event(), count: 256)
+        var scratch = [UInt8](repeating: 0, count: 65536)
+        while pending > 0 {
+            let left = sentAt + timeout - monotonicSeconds()
+            guard left > 0 else { break }
+            let ready = events.withUnsafeMutableBufferPointer {
+                epoll_wait(poll, $0.baseAddress, CInt($0.count), CInt(min(left * 1000, 1000)) + 1)
+            }
+            if ready < 0 && errno == EINTR { continue }
+            guard ready > 0 else { continue }
+            for event in events[0..<Int(ready)] {
+                let index = Int(event.data.u64)
+                guard !clients[index].isFinished else { continue }
+                receive(into: &clients[index], scratch: &scratch)
+                if clients[index].isFinished {
+                    pending -= 1
+                    if pending == 0 {
+                        cpuAtLast = processCPUSeconds()
+                        say(String(format: "all %.6f", cpuAtLast))
+                    }
+                }
+            }
+        }
+        var report = ""
+        for client in clients {
+            if let at = client.completedAt {
+                report += String(format: "done %.6f %d %@\n", at, client.status, client.xCache)
+            } else {
+                report += "fail \(client.failure ?? "no complete answer within \(timeout) s")\n"
+            }
+        }
+        for reason in connectFailures { report += "fail connect: \(reason)\n" }
+        if let sample = clients.first(where: { $0.completedAt != nil }), let framing = sample.framing {
+            FileManager.default.createFile(atPath: samplePath, contents: Data(sample.bytes[..<framing.total]))
+        }
+        say(report + String(format: "cpu %.6f\nend", cpuAtLast))
+        for client in clients { close(client.descriptor) }
+        close(poll)
+    }
+
+    /// Reads what the client's socket has, and stamps the answer once it is complete.
+    private static func receive(into client: inout Client, scratch: inout [UInt8]) {
+        let count = scratch.withUnsafeMutableBytes { read(client.descriptor, $0.baseAddress, $0.count) }
+        if count < 0 {
+            if errno != EAGAIN && errno != EINTR { client.failure = "read: errno \(errno)" }
+            return
+        }
+        guard count > 0 else {
+            client.failure = "connection lost after \(client.bytes.count) bytes"
+            return
+        }
+        client.bytes += scratch[..<count]
+        if client.framing == nil {
+            guard let end = headEnd(client.bytes) else { return }
+            let head = parseHead(client.bytes[..<end])
+            client.status = head.status
+            if let xCache = head.xCache { client.xCache = xCache }
+            guard let length = head.contentLength else {
+                client.failure = "no Content-Length"
+                return
+            }
+            client.framing = (end + 4, end + 4 + length)
+        }
+        if let framing = client.framing, client.bytes.count >= framing.total {
+            let at = monotonicSeconds()
+            if client.status == 200 { client.completedAt = at } else { client.failure = "status \(client.status)" }
+        }
+    }
+
+    /// The status, `Content-Length` and `X-Cache` of a head (without its last `\r\n\r\n`), read as bytes: the
+    /// clients parse a thousand heads in the measured window, where string handling would cost more than the
+    /// server's answer.
+    private static func parseHead(_ head: ArraySlice<UInt8>) -> (status: Int, contentLength: Int?, xCache: String?) {
+        var status = 0
+        var contentLength: Int?
+        var xCache: String?
+        var lineStart = head.startIndex
+        var isFirst = true
+        while lineStart < head.endIndex {
+            var lineEnd = lineStart
+            while lineEnd < head.endIndex, head[lineEnd] != 13 { lineEnd += 1 }
+            let line = head[lineStart..<lineEnd]
+            if isFirst {
+                // "HTTP/1.1 200 OK": the three digits after the first space.
+                if let space = line.firstIndex(of: 32), space + 3 < line.endIndex {
+                    status = line[(space + 1)...(space + 3)].reduce(0) { $0 * 10 + Int($1) - 48 }
+                }
+                isFirst = false
+            } else if let colon = line.firstIndex(of: 58) {
+                var valueStart = colon + 1
+                while valueStart < line.endIndex, line[valueStart] == 32 || line[valueStart] == 9 { valueStart += 1 }
+                let value = line[valueStart...]
+                if nameIs(line[..<colon], "content-length") {
+                    contentLength = value.reduce(0) { $0 * 10 + Int($1) - 48 }
+                } else if nameIs(line[..<colon], "x-cache") {
+                    xCache = String(decoding: value, as: UTF8.self)
+                }
+            }
+            lineStart = lineEnd + 2
+        }
+        return (status, contentLength, xCache)
+    }
+
+    /// Whether a field name is `lowercase` (ASCII), whatever its case.
+    private static func nameIs(_ name: ArraySlice<UInt8>, _ lowercase: StaticString) -> Bool {
+        guard name.count == lowercase.utf8CodeUnitCount else { return false }
+        return zip(name, UnsafeBufferPointer(start: lowercase.utf8Start, count: lowercase.utf8CodeUnitCount))
+            .allSatisfy { ($0 | 0x20) == $1 || $0 == $1 }
+    }
+
+    /// The offset of the `\r\n\r\n` that ends the head, if it has arrived.
+    private static func headEnd(_ bytes: [UInt8]) -> Int? {
+        guard bytes.count >= 4 else { return nil }
+        for index in 0...(bytes.count - 4)
+        where bytes[index] == 13 && bytes[index + 1] == 10 && bytes[index + 2] == 13 && bytes[index + 3] == 10 {
+            return index
+        }
+        return nil
+    }
+
+    /// A blocking connection to `127.0.0.1:port`, made non-blocking once established.
+    private static func connect(port: UInt16) -> Result<CInt, ConnectFailure> {
+        let descriptor = socket(AF_INET, CInt(SOCK_STREAM.rawValue) | CInt(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else { return .failure(ConnectFailure("socket: errno \(errno)")) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard result == 0 else {
+            let reason = "connect: errno \(errno)"
+            close(descriptor)
+            return .failure(ConnectFailure(reason))
+        }
+        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
+        return .success(descriptor)
+    }
+
+    /// Why a client could not connect.
+    private struct ConnectFailure: Error, CustomStringConvertible {
+        var description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    private static func raiseFileLimit(to wanted: Int) {
+        var limit = rlimit()
+        guard getrlimit(CInt(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < rlim_t(wanted) else { return }
+        limit.rlim_cur = min(limit.rlim_max, rlim_t(wanted))
+        _ = setrlimit(CInt(RLIMIT_NOFILE.rawValue), &limit)
+    }
+
+    private static func monotonicSeconds() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+    }
+
+    private static func processCPUSeconds() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+    }
+
+    /// Prints `text` as one or more lines and flushes, for the driver reading them as they come.
+    private static func say(_ text: String) {
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    }
+}
