@@ -174,6 +174,24 @@ wrk_rps() { wrk -t2 -c"$2" -d"$3"s "$1" | awk '/Requests\/sec/ {print $2}'; }
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
+# Three rounds of wrk -t2 -c64 -d5s on URL_A, then on URL_B: prints NAME_A and NAME_B with their median rps (not
+# for an empty name) and RATIO with the median of the rounds' A/B ratios. One 10 s run each read a 100 KiB ratio of
+# 1.16 in one full run and 0.89 in the next; each round's two figures are taken 5 s apart.
+# Usage: paired NAME_A URL_A NAME_B URL_B RATIO
+paired() {
+    local rounds a b
+    rounds=$(mktemp)
+    for _ in 1 2 3; do
+        a=$(wrk_rps "$2" 64 5)
+        b=$(wrk_rps "$4" 64 5)
+        echo "$a $b"
+    done > "$rounds"
+    [ -z "$1" ] || echo "$1 $(awk '{ print $1 }' "$rounds" | median)"
+    [ -z "$3" ] || echo "$3 $(awk '{ print $2 }' "$rounds" | median)"
+    echo "$5 $(awk '{ printf "%.2f\n", $1 / $2 }' "$rounds" | median)"
+    rm -f "$rounds"
+}
+
 # An origin that waits $3 seconds before answering each request with the file under $2 (one thread per
 # connection), on 127.0.0.1:$1; sets slow_pid.
 start_slow_origin() {
@@ -234,60 +252,46 @@ PY
     curl -fs -o /dev/null "$proxied/seg2m.ts"
     curl -fs -o /dev/null "$proxied/seg20m.ts"
     sleep 0.5
-    # Cached 2 MiB segment against nginx serving the same file from disk, same run, wrk -t2 -c64 -d10s.
-    local ours theirs
-    ours=$(wrk_rps "$proxied/seg2m.ts" 64 10)
-    theirs=$(wrk_rps "http://127.0.0.1:$origin_port/seg2m.ts" 64 10)
-    echo "serve_hit_2mib_rps $ours"
-    echo "nginx_static_2mib_rps $theirs"
-    awk -v a="$ours" -v b="$theirs" 'BEGIN { printf "serve_vs_nginx_static %.2f\n", a / b }'
+    # Cached 2 MiB segment against nginx serving the same file from disk, same run (paired: three rounds of
+    # wrk -t2 -c64 -d5s on each in turn, medians of the rounds' ratios).
+    paired serve_hit_2mib_rps "$proxied/seg2m.ts" nginx_static_2mib_rps "http://127.0.0.1:$origin_port/seg2m.ts" \
+        serve_vs_nginx_static
     # The same 2 MiB segment as a hit of nginx proxy_cache and of Varnish in front of the same origin.
     start_proxy_cache "$proxy_cache_port" "127.0.0.1:$origin_port"
     curl -fs -o /dev/null "http://127.0.0.1:$proxy_cache_port/seg2m.ts"
     curl -fs -o /dev/null "http://127.0.0.1:$proxy_cache_port/seg2m.ts"
-    local pc varnish=""
-    pc=$(wrk_rps "http://127.0.0.1:$proxy_cache_port/seg2m.ts" 64 10)
-    echo "nginx_proxy_cache_2mib_rps $pc"
-    awk -v a="$ours" -v b="$pc" 'BEGIN { printf "serve_vs_nginx_proxy_cache %.2f\n", a / b }'
+    paired "" "$proxied/seg2m.ts" nginx_proxy_cache_2mib_rps "http://127.0.0.1:$proxy_cache_port/seg2m.ts" \
+        serve_vs_nginx_proxy_cache
+    local varnish=""
     if start_varnish "$varnish_port" 127.0.0.1 "$origin_port"; then
-        curl -fs -o /dev/null "http://127.0.0.1:$varnish_port/seg2m.ts"
-        varnish=$(wrk_rps "http://127.0.0.1:$varnish_port/seg2m.ts" 64 10)
-        echo "varnish_2mib_rps $varnish"
-        awk -v a="$ours" -v b="$varnish" 'BEGIN { printf "serve_vs_varnish %.2f\n", a / b }'
+        varnish="http://127.0.0.1:$varnish_port"
+        curl -fs -o /dev/null "$varnish/seg2m.ts"
+        paired "" "$proxied/seg2m.ts" varnish_2mib_rps "$varnish/seg2m.ts" serve_vs_varnish
     else
         echo "serve: varnishd is not installed (apt-get install varnish); serve_vs_varnish not measured" >&2
     fi
     # A cached 100 KiB object against nginx static (and Varnish's hit of it).
     curl -fs -o /dev/null "$proxied/obj100k.ts"
     curl -fs -o /dev/null "$proxied/obj100k.ts"
-    ours=$(wrk_rps "$proxied/obj100k.ts" 64 10)
-    theirs=$(wrk_rps "http://127.0.0.1:$origin_port/obj100k.ts" 64 10)
-    echo "serve_hit_100kib_rps $ours"
-    echo "nginx_static_100kib_rps $theirs"
-    awk -v a="$ours" -v b="$theirs" 'BEGIN { printf "serve_100kib_vs_nginx_static %.2f\n", a / b }'
+    paired serve_hit_100kib_rps "$proxied/obj100k.ts" nginx_static_100kib_rps \
+        "http://127.0.0.1:$origin_port/obj100k.ts" serve_100kib_vs_nginx_static
     if [ -n "$varnish" ]; then
-        curl -fs -o /dev/null "http://127.0.0.1:$varnish_port/obj100k.ts"
-        varnish=$(wrk_rps "http://127.0.0.1:$varnish_port/obj100k.ts" 64 10)
-        echo "varnish_100kib_rps $varnish"
-        awk -v a="$ours" -v b="$varnish" 'BEGIN { printf "serve_100kib_vs_varnish %.2f\n", a / b }'
+        curl -fs -o /dev/null "$varnish/obj100k.ts"
+        paired "" "$proxied/obj100k.ts" varnish_100kib_rps "$varnish/obj100k.ts" serve_100kib_vs_varnish
     fi
     # Cached rewritten playlists (10,000-segment VOD; 20-segment live) against nginx serving the same bytes.
     local name
     for name in vod10k live20; do
         curl -fs "$proxied/$name.m3u8" > "$root/rewritten-$name.m3u8"
         chmod 644 "$root/rewritten-$name.m3u8"
-        ours=$(wrk_rps "$proxied/$name.m3u8" 64 10)
-        theirs=$(wrk_rps "http://127.0.0.1:$origin_port/rewritten-$name.m3u8" 64 10)
-        echo "serve_playlist_${name}_rps $ours"
-        echo "nginx_static_playlist_${name}_rps $theirs"
-        awk -v a="$ours" -v b="$theirs" -v n="$name" 'BEGIN { printf "serve_playlist_%s_vs_nginx_static %.2f\n", n, a / b }'
+        paired "serve_playlist_${name}_rps" "$proxied/$name.m3u8" "nginx_static_playlist_${name}_rps" \
+            "http://127.0.0.1:$origin_port/rewritten-$name.m3u8" "serve_playlist_${name}_vs_nginx_static"
     done
     if [ -n "$varnish" ]; then
         # Varnish caching the rewritten live playlist as a file of the origin (it does no rewriting).
-        curl -fs -o /dev/null "http://127.0.0.1:$varnish_port/rewritten-live20.m3u8"
-        varnish=$(wrk_rps "http://127.0.0.1:$varnish_port/rewritten-live20.m3u8" 64 10)
-        echo "varnish_playlist_live20_rps $varnish"
-        awk -v a="$ours" -v b="$varnish" 'BEGIN { printf "serve_playlist_live20_vs_varnish %.2f\n", a / b }'
+        curl -fs -o /dev/null "$varnish/rewritten-live20.m3u8"
+        paired "" "$proxied/live20.m3u8" varnish_playlist_live20_rps "$varnish/rewritten-live20.m3u8" \
+            serve_playlist_live20_vs_varnish
     fi
     # Cold miss time to first byte (100 KiB object), against an origin that waits 200 ms: hlscache's minus the origin's
     # (medians of 31). The two are asked in turn, so that a machine slowing down or speeding up meanwhile (this VM's
@@ -316,7 +320,7 @@ PY
     # log driver would take it) against nginx with its default access log, same objects; and how far that ratio
     # falls below the quiet one (serve_logged_vs_quiet_*: target >= 0.9). Paired, to keep this machine's drift out
     # of a 10% question: a quiet and a logged hlscache on one cache directory, nginx without and with its log, all
-    # four running, measured in turn (5 s each, three rounds; medians).
+    # four running, measured in turn (5 s each, three rounds; medians of each round's ratios).
     local log_port=18446 logged_port=18447 static_nginx_pid static_nginx_prefix
     static_nginx_pid=$nginx_pid static_nginx_prefix=$nginx_prefix
     start_nginx "$log_port" "$root" logged
@@ -337,24 +341,24 @@ PY
             curl -fs -o /dev/null "$target"
             curl -fs -o /dev/null "$target"
         done
-        q="" l="" nq="" nl=""
+        # Each round's four figures are taken within 20 s, and the ratios are the medians of each round's ratios:
+        # the machine's pace drifts between rounds (one round's nginx read 45k rps of 100 KiB, another's 31k).
+        local rounds
+        rounds=$(mktemp)
         for _ in 1 2 3; do
-            q="$q $(wrk_rps "http://127.0.0.1:$port/o/http/127.0.0.1:$origin_port/$name" 64 5)"
-            l="$l $(wrk_rps "http://127.0.0.1:$logged_port/o/http/127.0.0.1:$origin_port/$name" 64 5)"
-            nq="$nq $(wrk_rps "http://127.0.0.1:$origin_port/$file" 64 5)"
-            nl="$nl $(wrk_rps "http://127.0.0.1:$log_port/$file" 64 5)"
-        done
-        q=$(echo "$q" | tr ' ' '\n' | grep . | median)
-        l=$(echo "$l" | tr ' ' '\n' | grep . | median)
-        nq=$(echo "$nq" | tr ' ' '\n' | grep . | median)
-        nl=$(echo "$nl" | tr ' ' '\n' | grep . | median)
-        echo "serve_logged_${label}_rps $l"
-        echo "nginx_logged_${label}_rps $nl"
-        echo "serve_quiet_paired_${label}_rps $q"
-        echo "nginx_quiet_paired_${label}_rps $nq"
-        awk -v a="$l" -v b="$nl" -v n="$label" 'BEGIN { printf "serve_logged_%s_vs_nginx_logged %.2f\n", n, a / b }'
-        awk -v a="$l" -v b="$nl" -v c="$q" -v d="$nq" -v n="$label" \
-            'BEGIN { printf "serve_logged_vs_quiet_%s %.2f\n", n, (a / b) / (c / d) }'
+            q=$(wrk_rps "http://127.0.0.1:$port/o/http/127.0.0.1:$origin_port/$name" 64 5)
+            l=$(wrk_rps "http://127.0.0.1:$logged_port/o/http/127.0.0.1:$origin_port/$name" 64 5)
+            nq=$(wrk_rps "http://127.0.0.1:$origin_port/$file" 64 5)
+            nl=$(wrk_rps "http://127.0.0.1:$log_port/$file" 64 5)
+            echo "$q $l $nq $nl"
+        done > "$rounds"
+        echo "serve_logged_${label}_rps $(awk '{ print $2 }' "$rounds" | median)"
+        echo "nginx_logged_${label}_rps $(awk '{ print $4 }' "$rounds" | median)"
+        echo "serve_quiet_paired_${label}_rps $(awk '{ print $1 }' "$rounds" | median)"
+        echo "nginx_quiet_paired_${label}_rps $(awk '{ print $3 }' "$rounds" | median)"
+        echo "serve_logged_${label}_vs_nginx_logged $(awk '{ printf "%.2f\n", $2 / $4 }' "$rounds" | median)"
+        echo "serve_logged_vs_quiet_${label} $(awk '{ printf "%.2f\n", ($2 / $4) / ($1 / $3) }' "$rounds" | median)"
+        rm -f "$rounds"
     done
     awk 'END { printf "serve_logged_access_log_lines %d\n", NR }' "$root/access.log"
     kill "$serve_pid" "$logged_pid" 2>/dev/null || true
@@ -478,11 +482,35 @@ llhls_once() {
     return "$status"
 }
 
+# An nginx balancer with prefix $1 listening on 127.0.0.1:$2: the fleet's file as shipped ($conf), with the
+# servers given after (host:port) and the port in the files it includes.
+write_balancer() {
+    local dir=$1 port=$2 server temp
+    shift 2
+    mkdir -p "$dir/fleet" "$dir/tmp"
+    chmod 777 "$dir/tmp"
+    for server in "$@"; do echo "server $server max_fails=1 fail_timeout=10s;"; done > "$dir/fleet/nodes.conf"
+    echo "listen 127.0.0.1:$port;" > "$dir/fleet/listen.conf"
+    temp=$(for kind in client_body proxy fastcgi uwsgi scgi; do printf '    %s_temp_path %s;\n' "$kind" "$dir/tmp"; done)
+    cat > "$dir/nginx.conf" <<CONF
+daemon off;
+worker_processes 2;
+pid $dir/nginx.pid;
+error_log $dir/error.log warn;
+events { worker_connections 1024; }
+http {
+    access_log off;
+$temp
+    include $conf;
+}
+CONF
+}
+
 # Three hlscache nodes behind nginx (docker/fleet/hlscache-fleet.conf: consistent hash of the request URI), each
 # given the balancer's address with --fleet-url, default read-ahead. 20 live players through the balancer
 # (bench/tools/live_players.py, its origin counting requests): origin fetches per object for the whole fleet.
-# Then a cached 2 MiB object under wrk -t2 -c64 -d10s through the balancer against its owner node alone, and
-# against the same balancer in front of nginx static serving the same bytes.
+# Then a cached 2 MiB object under wrk (paired rounds) through the balancer against its owner node alone, and
+# against the same balancer configuration in front of nginx static serving the same bytes.
 run_fleet() {
     for tool in nginx wrk python3 curl; do
         command -v "$tool" >/dev/null || { echo "fleet: needs $tool" >&2; return 1; }
@@ -493,26 +521,10 @@ run_fleet() {
     hlscache="$(swift build -c release --show-bin-path)/hlscache"
     fleet_dir=$(mktemp -d)
     chmod 755 "$fleet_dir"  # nginx workers run as nobody
-    mkdir -p "$fleet_dir/lb/fleet" "$fleet_dir/lb/tmp" "$fleet_dir/origin"
-    chmod 777 "$fleet_dir/lb/tmp"
+    mkdir -p "$fleet_dir/origin"
     # The balancer: the fleet's file as shipped, with this run's nodes and port in the files it includes.
-    for port in $nodes; do echo "server 127.0.0.1:$port max_fails=1 fail_timeout=10s;"; done \
-        > "$fleet_dir/lb/fleet/nodes.conf"
-    echo "listen 127.0.0.1:$lb_port;" > "$fleet_dir/lb/fleet/listen.conf"
-    local temp
-    temp=$(for kind in client_body proxy fastcgi uwsgi scgi; do printf '    %s_temp_path %s;\n' "$kind" "$fleet_dir/lb/tmp"; done)
-    cat > "$fleet_dir/lb/nginx.conf" <<CONF
-daemon off;
-worker_processes 2;
-pid $fleet_dir/lb/nginx.pid;
-error_log $fleet_dir/lb/error.log warn;
-events { worker_connections 1024; }
-http {
-    access_log off;
-$temp
-    include $conf;
-}
-CONF
+    # shellcheck disable=SC2046  # one argument a node
+    write_balancer "$fleet_dir/lb" "$lb_port" $(for port in $nodes; do echo "127.0.0.1:$port"; done)
     ulimit -n 8192 2>/dev/null || true
     fleet_pids=""
     for port in $nodes; do
@@ -558,22 +570,21 @@ CONF
     fi
     state=$(curl -fs -o /dev/null -w '%header{x-cache}' "$lb$path" || true)
     [ "$state" = HIT ] || echo "fleet: the balancer answered $path with X-Cache: ${state:-none} before wrk" >&2
-    local fleet single
-    fleet=$(wrk_rps "$lb$path" 64 10)
-    single=$(wrk_rps "http://127.0.0.1:$owner$path" 64 10)
-    echo "fleet_hit_2mib_rps $fleet"
-    echo "single_node_hit_2mib_rps $single"
-    awk -v a="$fleet" -v b="$single" 'BEGIN { printf "fleet_vs_single_2mib %.2f\n", a / b }'
-    # The same balancer, same configuration and bytes, in front of nginx static instead of the nodes: what the
-    # balancer itself allows (it copies every byte through user space; the nodes and nginx static send files).
-    echo "server 127.0.0.1:$origin_port;" > "$fleet_dir/lb/fleet/nodes.conf"
-    kill -HUP "$fleet_lb_pid"
-    sleep 1
-    curl -fs -o /dev/null "$lb/seg2m.ts"
-    local over_static
-    over_static=$(wrk_rps "$lb/seg2m.ts" 64 10)
-    echo "fleet_lb_over_nginx_static_2mib_rps $over_static"
-    awk -v a="$fleet" -v b="$over_static" 'BEGIN { printf "fleet_vs_lb_over_nginx_static_2mib %.2f\n", a / b }'
+    paired fleet_hit_2mib_rps "$lb$path" single_node_hit_2mib_rps "http://127.0.0.1:$owner$path" fleet_vs_single_2mib
+    # A second balancer, the same configuration, in front of nginx static serving the same bytes instead of the
+    # nodes: what the balancer itself allows (it copies every byte through user space; the nodes and nginx static
+    # send files).
+    local lb_static_port=18476
+    write_balancer "$fleet_dir/lb-static" "$lb_static_port" "127.0.0.1:$origin_port"
+    nginx -p "$fleet_dir/lb-static" -c "$fleet_dir/lb-static/nginx.conf" 2>"$fleet_dir/lb-static/stderr" &
+    fleet_pids="$fleet_pids $!"
+    if wait_up "http://127.0.0.1:$lb_static_port/lb-healthz"; then
+        curl -fs -o /dev/null "http://127.0.0.1:$lb_static_port/seg2m.ts"
+        paired "" "$lb$path" fleet_lb_over_nginx_static_2mib_rps "http://127.0.0.1:$lb_static_port/seg2m.ts" \
+            fleet_vs_lb_over_nginx_static_2mib
+    else
+        echo "fleet: the second balancer does not answer on 127.0.0.1:$lb_static_port" >&2
+    fi
     # What the nodes and the balancer complained of, if anything.
     for port in $nodes; do
         [ -s "$fleet_dir/node$port.log" ] || continue
