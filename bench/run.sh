@@ -456,7 +456,12 @@ run_llhls() {
     local bin status=0
     bin="$(swift build -c release --show-bin-path)"
     llhls_once --client native --bench "$bin/hlscache-bench" || status=$?
-    llhls_once --client protocol | sed -e 's/^llhls_fanout_/llhls_fanout_python_/' || status=$?
+    # Through a file, not a pipe: in a pipeline's subshell, the server's pid would not reach the EXIT trap.
+    local figures
+    figures=$(mktemp)
+    llhls_once --client protocol > "$figures" || status=$?
+    sed -e 's/^llhls_fanout_/llhls_fanout_python_/' "$figures"
+    rm -f "$figures"
     return "$status"
 }
 

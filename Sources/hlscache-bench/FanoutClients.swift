@@ -7,20 +7,20 @@ import Glibc
 /// machine's cores is small beside what the server under test spends.
 ///
 /// A line protocol with the driver, which holds the origin and decides when to release it:
-/// 1. connects `COUNT` sockets to `127.0.0.1:PORT` and prints `connected N` (with a `fail connect: …` line for each
-///    one that could not connect);
+/// 1. connects `COUNT` sockets to `127.0.0.1:PORT`, prints a `fail socket: …` or `fail connect: …` line for
+///    each one that could not connect, then `connected N`;
 /// 2. waits for a `send` line on standard input, writes `GET TARGET` on every socket and prints
 ///    `sent MONOTONIC` (seconds of `CLOCK_MONOTONIC`, the clock of Python's `time.monotonic()`);
 /// 3. reads every answer (head, then the body by its `Content-Length`), stamping each complete one with
-///    `CLOCK_MONOTONIC`, until all are complete or failed, or `TIMEOUT` seconds have passed since the send; nothing
-///    is printed meanwhile;
-/// 4. prints `done AT STATUS X-CACHE` for each complete answer, `fail REASON` for each other client,
-///    `cpu SECONDS` (this process's CPU time when its last answer was complete, `-1` when not every one was),
-///    then `end`, and writes the first complete answer's bytes (head and body) to `SAMPLE_FILE`. When the last
-///    client finishes, `all CPU_SECONDS` is printed at once, for the driver to read the server's CPU time then.
+///    `CLOCK_MONOTONIC`, until every client is answered or failed, or `TIMEOUT` seconds have passed since the send;
+///    it prints `all CPU_SECONDS` (this process's CPU time) at once when the last client is done, for the driver
+///    to read the server's CPU time then, and nothing else meanwhile;
+/// 4. prints `done AT STATUS X-CACHE` for each complete answer, `fail REASON` for each other connected client,
+///    then `end`, and writes the first complete answer's bytes (head and body) to `SAMPLE_FILE`.
 ///
 /// The sockets stay open until the end: a client that closed as soon as it was answered would give the server
-/// more work within the measured window than the Python clients do.
+/// more work within the measured window than the Python clients do. The driver raises `RLIMIT_NOFILE` for the
+/// thousand sockets; this process inherits it.
 enum FanoutClients {
     /// One client's connection and what it has read.
     private struct Client {
@@ -35,6 +35,7 @@ enum FanoutClients {
         var isFinished: Bool { completedAt != nil || failure != nil }
     }
 
+    /// Runs the clients with the command's arguments (after `fanout-clients`).
     static func run(_ values: [String]) throws {
         guard values.count == 5, let port = UInt16(values[0]), let count = Int(values[2]),
             let timeout = Double(values[3])
@@ -43,73 +44,89 @@ enum FanoutClients {
                 Data("usage: hlscache-bench fanout-clients PORT TARGET COUNT TIMEOUT SAMPLE_FILE\n".utf8))
             exit(64)
         }
-        let target = values[1]
-        let samplePath = values[4]
-        raiseFileLimit(to: count + 64)
         var clients: [Client] = []
-        var connectFailures: [String] = []
+        var connectFailures = ""
         for _ in 0..<count {
             switch connect(port: port) {
             case .success(let descriptor): clients.append(Client(descriptor: descriptor))
-            case .failure(let failure): connectFailures.append(failure.description)
+            case .failure(let failure): connectFailures += "fail \(failure.description)\n"
             }
         }
-        say("connected \(clients.count)" + connectFailures.map { "\nfail connect: \($0)" }.joined())
+        say(connectFailures + "connected \(clients.count)")
         guard readLine() == "send" else { exit(65) }
         let poll = epoll_create1(CInt(EPOLL_CLOEXEC))
         precondition(poll >= 0, "epoll_create1: \(errno)")
         let request = Array(
-            "GET \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUser-Agent: llhls_fanout\r\nAccept: */*\r\n\r\n".utf8)
+            "GET \(values[1]) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUser-Agent: llhls_fanout\r\nAccept: */*\r\n\r\n"
+                .utf8)
         for index in clients.indices {
             var event = epoll_event()
             event.events = EPOLLIN.rawValue | EPOLLRDHUP.rawValue
             event.data.u64 = UInt64(index)
-            _ = epoll_ctl(poll, EPOLL_CTL_ADD, clients[index].descriptor, &event)
+            guard epoll_ctl(poll, EPOLL_CTL_ADD, clients[index].descriptor, &event) == 0 else {
+                clients[index].failure = "epoll_ctl: errno \(errno)"
+                continue
+            }
             let written = request.withUnsafeBytes { write(clients[index].descriptor, $0.baseAddress, $0.count) }
-            if written != request.count { clients[index].failure = "send: \(written < 0 ? errno : 0)" }
+            if written != request.count {
+                clients[index].failure =
+                    written < 0 ? "send: errno \(errno)" : "send: \(written) of \(request.count) bytes written"
+                _ = epoll_ctl(poll, EPOLL_CTL_DEL, clients[index].descriptor, nil)
+            }
         }
         let sentAt = monotonicSeconds()
         say(String(format: "sent %.6f", sentAt))
-        var pending = clients.count(where: { !$0.isFinished })
-        var cpuAtLast = -1.0
-        var events = [epoll_event](repeating: epoll_event(), count: 256)
-        var scratch = [UInt8](repeating: 0, count: 65536)
-        while pending > 0 {
-            let left = sentAt + timeout - monotonicSeconds()
-            guard left > 0 else { break }
-            let ready = events.withUnsafeMutableBufferPointer {
-                epoll_wait(poll, $0.baseAddress, CInt($0.count), CInt(min(left * 1000, 1000)) + 1)
-            }
-            if ready < 0 && errno == EINTR { continue }
-            guard ready > 0 else { continue }
-            for event in events[0..<Int(ready)] {
-                let index = Int(event.data.u64)
-                guard !clients[index].isFinished else { continue }
-                receive(into: &clients[index], scratch: &scratch)
-                if clients[index].isFinished {
-                    pending -= 1
-                    if pending == 0 {
-                        cpuAtLast = processCPUSeconds()
-                        say(String(format: "all %.6f", cpuAtLast))
-                    }
-                }
-            }
-        }
+        receiveAll(&clients, poll: poll, until: sentAt + timeout)
         var report = ""
         for client in clients {
             if let at = client.completedAt {
                 report += String(format: "done %.6f %d %@\n", at, client.status, client.xCache)
             } else {
-                report += "fail \(client.failure ?? "no complete answer within \(timeout) s")\n"
+                report += "fail \(client.failure ?? "no complete answer within \(timeout) s of the send")\n"
             }
         }
-        for reason in connectFailures { report += "fail connect: \(reason)\n" }
         if let sample = clients.first(where: { $0.completedAt != nil }), let framing = sample.framing {
-            FileManager.default.createFile(atPath: samplePath, contents: Data(sample.bytes[..<framing.total]))
+            FileManager.default.createFile(atPath: values[4], contents: Data(sample.bytes[..<framing.total]))
         }
-        say(report + String(format: "cpu %.6f\nend", cpuAtLast))
+        say(report + "end")
         for client in clients { close(client.descriptor) }
         close(poll)
+    }
+
+    /// Reads the answers until every client is answered or failed, or `deadline` (`CLOCK_MONOTONIC` seconds)
+    /// passes; prints `all` once the last client is done. A failed client leaves the `epoll` set (level-triggered,
+    /// its end of file would be reported on every wait).
+    private static func receiveAll(_ clients: inout [Client], poll: CInt, until deadline: Double) {
+        var pending = clients.count(where: { !$0.isFinished })
+        if pending == 0 { say(String(format: "all %.6f", processCPUSeconds())) }
+        var events = [epoll_event](repeating: epoll_event(), count: 256)
+        var scratch = [UInt8](repeating: 0, count: 65536)
+        while pending > 0 {
+            let left = deadline - monotonicSeconds()
+            guard left > 0 else { return }
+            let ready = events.withUnsafeMutableBufferPointer {
+                epoll_wait(poll, $0.baseAddress, CInt($0.count), CInt(min(left * 1000, 1000)) + 1)
+            }
+            if ready < 0 {
+                guard errno == EINTR else {
+                    let reason = "epoll_wait: errno \(errno)"
+                    for index in clients.indices where !clients[index].isFinished { clients[index].failure = reason }
+                    return
+                }
+                continue
+            }
+            for event in events[0..<Int(ready)] {
+                let index = Int(event.data.u64)
+                guard !clients[index].isFinished else { continue }
+                receive(into: &clients[index], scratch: &scratch)
+                guard clients[index].isFinished else { continue }
+                if clients[index].failure != nil {
+                    _ = epoll_ctl(poll, EPOLL_CTL_DEL, clients[index].descriptor, nil)
+                }
+                pending -= 1
+                if pending == 0 { say(String(format: "all %.6f", processCPUSeconds())) }
+            }
+        }
     }
 
     /// Reads what the client's socket has, and stamps the answer once it is complete.
@@ -157,7 +174,7 @@ enum FanoutClients {
             if isFirst {
                 // "HTTP/1.1 200 OK": the three digits after the first space.
                 if let space = line.firstIndex(of: 32), space + 3 < line.endIndex {
-                    status = line[(space + 1)...(space + 3)].reduce(0) { $0 * 10 + Int($1) - 48 }
+                    status = decimal(line[(space + 1)...(space + 3)]) ?? 0
                 }
                 isFirst = false
             } else if let colon = line.firstIndex(of: 58) {
@@ -165,7 +182,7 @@ enum FanoutClients {
                 while valueStart < line.endIndex, line[valueStart] == 32 || line[valueStart] == 9 { valueStart += 1 }
                 let value = line[valueStart...]
                 if nameIs(line[..<colon], "content-length") {
-                    contentLength = value.reduce(0) { $0 * 10 + Int($1) - 48 }
+                    contentLength = decimal(value)
                 } else if nameIs(line[..<colon], "x-cache") {
                     xCache = String(decoding: value, as: UTF8.self)
                 }
@@ -173,6 +190,15 @@ enum FanoutClients {
             lineStart = lineEnd + 2
         }
         return (status, contentLength, xCache)
+    }
+
+    /// The value of a field of decimal digits, with optional trailing spaces or tabs; `nil` for anything else, or
+    /// past 12 digits.
+    private static func decimal(_ bytes: ArraySlice<UInt8>) -> Int? {
+        var digits = bytes
+        while let last = digits.last, last == 32 || last == 9 { digits.removeLast() }
+        guard !digits.isEmpty, digits.count <= 12, digits.allSatisfy({ (48...57).contains($0) }) else { return nil }
+        return digits.reduce(0) { $0 * 10 + Int($1) - 48 }
     }
 
     /// Whether a field name is `lowercase` (ASCII), whatever its case.
@@ -220,19 +246,14 @@ enum FanoutClients {
         init(_ description: String) { self.description = description }
     }
 
-    private static func raiseFileLimit(to wanted: Int) {
-        var limit = rlimit()
-        guard getrlimit(CInt(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < rlim_t(wanted) else { return }
-        limit.rlim_cur = min(limit.rlim_max, rlim_t(wanted))
-        _ = setrlimit(CInt(RLIMIT_NOFILE.rawValue), &limit)
-    }
-
+    /// Now, in seconds of `CLOCK_MONOTONIC`.
     private static func monotonicSeconds() -> Double {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
     }
 
+    /// This process's CPU time so far, in seconds.
     private static func processCPUSeconds() -> Double {
         var now = timespec()
         clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now)

@@ -21,7 +21,7 @@ Each client is by default a bare asyncio Protocol that parses as bytes arrive an
 data_received, with no task per connection (the cheapest asyncio client; its floor was the lower in trials);
 `--client streams` uses asyncio streams instead, one reading task per connection. `--client native` runs the
 clients in a child process, `hlscache-bench fanout-clients` (one thread over epoll, heads parsed as bytes; the
-path given with `--bench`): they cost about 5 ms of CPU for a thousand answers where the asyncio ones cost 15-20,
+path given with `--bench`; driven by fanout_native.py): they cost about 5 ms of CPU for a thousand answers where the asyncio ones cost 15-20,
 on the same two cores as the server they measure. bench/run.sh reports the native clients' figures under the
 names below and the asyncio Protocol clients' as llhls_fanout_python_*.
 
@@ -52,8 +52,9 @@ import os
 import resource
 import statistics
 import sys
-import tempfile
 import time
+
+from fanout_native import NativeFanout, process_cpu
 
 MSN, PART = 5, 0
 QUERY = f"_HLS_msn={MSN}&_HLS_part={PART}"
@@ -244,7 +245,8 @@ class Fanout:
                 self.cpu_at_done = self.cpu()
             self.all_done.set_result(None)
 
-    async def connect(self):
+    async def connect(self, timeout=None):
+        """Opens the connections (`timeout` is the native clients'; these time out in ``wait``)."""
         loop = asyncio.get_running_loop()
         self.all_done = loop.create_future()
         request = (
@@ -271,10 +273,15 @@ class Fanout:
             batch = await asyncio.gather(*(open_one() for _ in range(start, min(start + 100, self.count))))
             self.connections += [c for c in batch if c is not None]
 
-    def send(self):
+    async def start(self):
+        """Sends every request."""
         for client in self.connections:
             client.start()
         self.last_send = time.monotonic()
+
+    def client_cpu(self):
+        """The clients' CPU seconds so far: this process's."""
+        return time.process_time()
 
     async def wait(self, seconds):
         if self.pending > 0:
@@ -326,105 +333,11 @@ class StreamClient:
         self.writer.close()
 
 
-class NativeFanout:
-    """The same N clients as ``Fanout``, in a native child process (`hlscache-bench fanout-clients`: one thread over
-    epoll), so that what the clients cost on the machine's cores is small beside the server's share. Same
-    interface as ``Fanout``; the child stamps each completion with CLOCK_MONOTONIC (``time.monotonic()``'s clock)
-    and reports them once the last client is done."""
-
-    def __init__(self, port, target, count, bench):
-        self.port, self.target, self.count, self.bench = port, target, count, bench
-        self.completions = []
-        self.errors = {}
-        self.heads = {}
-        self.sample = None
-        self.connections = []
-        self.last_send = None
-        self.cpu = None
-        self.cpu_at_release = self.cpu_at_done = None
-        self.child = None
-        self.sample_path = None
-        self.pid = None
-
-    async def connect(self, timeout=60.0):
-        fd, self.sample_path = tempfile.mkstemp(prefix="llhls-sample-")
-        os.close(fd)
-        self.child = await asyncio.create_subprocess_exec(
-            self.bench, "fanout-clients", str(self.port), self.target, str(self.count), str(timeout),
-            self.sample_path, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
-        self.pid = self.child.pid
-        while True:
-            line = (await asyncio.wait_for(self.child.stdout.readline(), 60)).decode().strip()
-            if line.startswith("fail "):
-                self.error(line[5:])
-            elif line.startswith("connected "):
-                self.connections = list(range(int(line.split()[1])))
-                return
-            else:
-                raise RuntimeError(f"fanout-clients: unexpected line {line!r}")
-
-    def error(self, reason):
-        self.errors[reason] = self.errors.get(reason, 0) + 1
-
-    async def start(self):
-        """Sends every request; ``last_send`` is the child's stamp after the last one."""
-        self.child.stdin.write(b"send\n")
-        await self.child.stdin.drain()
-        line = (await asyncio.wait_for(self.child.stdout.readline(), 60)).decode().split()
-        self.last_send = float(line[1])
-
-    async def wait(self, seconds):
-        """Reads the child's report: `all` when the last client is done (the server's CPU is read then), one line a
-        client, `end`. The child's own timeout (given at connect) ends a client that never completes."""
-        try:
-            while True:
-                raw = await asyncio.wait_for(self.child.stdout.readline(), seconds + 10)
-                if not raw:
-                    break
-                line = raw.decode().rstrip("\n")
-                if line.startswith("all "):
-                    if self.cpu is not None:
-                        self.cpu_at_done = (float(line.split()[1]), self.cpu()[1])
-                elif line.startswith("done "):
-                    _, at, status, cache = line.split(" ", 3)
-                    self.completions.append(float(at))
-                    self.heads[cache] = self.heads.get(cache, 0) + 1
-                elif line.startswith("fail "):
-                    self.error(line[5:])
-                elif line == "end":
-                    break
-        except asyncio.TimeoutError:
-            self.error(f"the clients' report did not come within {seconds + 10:g} s")
-        with open(self.sample_path, "rb") as f:
-            self.sample = f.read() or None
-        os.unlink(self.sample_path)
-        self.child.stdin.close()
-        try:
-            await asyncio.wait_for(self.child.wait(), 10)
-        except asyncio.TimeoutError:
-            self.child.kill()
-            await self.child.wait()
-
-
 def make_fanout(args, port, target):
     """The clients ``args.client`` names."""
     if args.client == "native":
         return NativeFanout(port, target, args.clients, args.bench)
     return Fanout(port, target, args.clients, args.client)
-
-
-async def send_all(fanout):
-    if isinstance(fanout, NativeFanout):
-        await fanout.start()
-    else:
-        fanout.send()
-
-
-def client_cpu(fanout):
-    """The clients' CPU seconds so far: this process's, or the native child's."""
-    if isinstance(fanout, NativeFanout):
-        return process_cpu(fanout.pid)
-    return time.process_time()
 
 
 async def deduplicated(port):
@@ -442,24 +355,6 @@ async def deduplicated(port):
         if line.startswith("hlscache_fills_deduplicated_total") or line.startswith("hlscache_parked_requests_total"):
             total += float(line.split()[-1])
     return int(total)
-
-
-def process_cpu(pid):
-    """CPU seconds of every thread of a process (schedstat, ns), or None when unreadable."""
-    if pid is None:
-        return None
-    total = 0
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return None
-    for task in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{task}/schedstat") as f:
-                total += int(f.read().split()[0])
-        except (OSError, ValueError, IndexError):
-            pass
-    return total / 1e9
 
 
 def cpu_use(fanout, server):
@@ -488,8 +383,8 @@ async def through_hlscache(args):
     target = f"/o/http/127.0.0.1:{origin_port}{PLAYLIST_PATH}?{QUERY}"
     before = await deduplicated(args.port)
     fanout = make_fanout(args, args.port, target)
-    await fanout.connect(args.hold + args.timeout + 30) if args.client == "native" else await fanout.connect()
-    await send_all(fanout)
+    await fanout.connect(args.hold + args.timeout + 30)
+    await fanout.start()
     try:
         await asyncio.wait_for(origin.arrived.wait(), 10)
     except asyncio.TimeoutError:
@@ -506,7 +401,7 @@ async def through_hlscache(args):
         log(f"only {joined} requests had joined the origin request 10 s after the last send; releasing anyway")
     await asyncio.sleep(max(0.0, fanout.last_send + args.hold - time.monotonic()))
     held = len(origin.held)
-    fanout.cpu = lambda: (client_cpu(fanout), process_cpu(args.server_pid))
+    fanout.cpu = lambda: (fanout.client_cpu(), process_cpu(args.server_pid))
     fanout.cpu_at_release = fanout.cpu()
     origin.release()
     await fanout.wait(args.timeout)
@@ -538,14 +433,14 @@ async def floor(args, sample):
         await child.stdin.drain()
         port = int((await asyncio.wait_for(child.stdout.readline(), 10)).split()[1])
         fanout = make_fanout(args, port, f"{PLAYLIST_PATH}?{QUERY}")
-        await fanout.connect(args.hold + args.timeout + 30) if args.client == "native" else await fanout.connect()
-        await send_all(fanout)
+        await fanout.connect(args.hold + args.timeout + 30)
+        await fanout.start()
         try:
             await asyncio.wait_for(child.stdout.readline(), 10)  # "ready": every request read
         except asyncio.TimeoutError:
             log("floor: the server had not read every request 10 s after the last send; releasing anyway")
         await asyncio.sleep(max(0.0, fanout.last_send + args.hold - time.monotonic()))
-        fanout.cpu = lambda: (client_cpu(fanout), process_cpu(child.pid))
+        fanout.cpu = lambda: (fanout.client_cpu(), process_cpu(child.pid))
         fanout.cpu_at_release = fanout.cpu()
         child.stdin.write(b"go\n")
         await child.stdin.drain()
