@@ -26,8 +26,8 @@ enum FanoutClients {
     private struct Client {
         var descriptor: CInt
         var bytes: [UInt8] = []
-        /// The offset of the body and the answer's whole length, once the head is read.
-        var framing: (bodyStart: Int, total: Int)?
+        /// The answer's whole length (head and body), once the head is read.
+        var answerLength: Int?
         var status = 0
         var xCache = "none"
         var completedAt: Double?
@@ -85,8 +85,8 @@ enum FanoutClients {
                 report += "fail \(client.failure ?? "no complete answer within \(timeout) s of the send")\n"
             }
         }
-        if let sample = clients.first(where: { $0.completedAt != nil }), let framing = sample.framing {
-            FileManager.default.createFile(atPath: values[4], contents: Data(sample.bytes[..<framing.total]))
+        if let sample = clients.first(where: { $0.completedAt != nil }), let length = sample.answerLength {
+            FileManager.default.createFile(atPath: values[4], contents: Data(sample.bytes[..<length]))
         }
         say(report + "end")
         for client in clients { close(client.descriptor) }
@@ -141,7 +141,7 @@ enum FanoutClients {
             return
         }
         client.bytes += scratch[..<count]
-        if client.framing == nil {
+        if client.answerLength == nil {
             guard let end = headEnd(client.bytes) else { return }
             let head = parseHead(client.bytes[..<end])
             client.status = head.status
@@ -150,9 +150,9 @@ enum FanoutClients {
                 client.failure = "no Content-Length"
                 return
             }
-            client.framing = (end + 4, end + 4 + length)
+            client.answerLength = end + 4 + length
         }
-        if let framing = client.framing, client.bytes.count >= framing.total {
+        if let length = client.answerLength, client.bytes.count >= length {
             let at = monotonicSeconds()
             if client.status == 200 { client.completedAt = at } else { client.failure = "status \(client.status)" }
         }
