@@ -66,18 +66,31 @@ struct AnswersInFlight {
     }
 }
 
-/// One answer in flight (``AnswersInFlight``): what finishing it needs, not the answer (a small value to keep and
-/// move).
-struct AnswerInFlight {
-    fileprivate var record: AccessRecord
-    fileprivate var status: Int
-    fileprivate var result: CacheResult
-    fileprivate var bytes: Int64
-    fileprivate var fileHandle: NIOFileHandle?
+/// One answer in flight (``AnswersInFlight``): what finishing it needs, not the answer. A class: it goes into the
+/// queue and out of it once per answer, and a reference moves without retaining each of the record's strings.
+final class AnswerInFlight {
+    fileprivate let record: AccessRecord
+    fileprivate let status: Int
+    fileprivate let result: CacheResult
+    fileprivate let bytes: Int64
+    fileprivate let fileHandle: NIOFileHandle?
     /// Kept open until the write completes.
-    fileprivate var slice: FileSlice?
+    fileprivate let slice: FileSlice?
     /// The connection guard's word for the answer: whether the connection closes after it (`nil`: not counted).
-    fileprivate var closing: Bool?
+    fileprivate let closing: Bool?
+
+    fileprivate init(
+        record: AccessRecord, status: Int, result: CacheResult, bytes: Int64, fileHandle: NIOFileHandle?,
+        slice: FileSlice?, closing: Bool?
+    ) {
+        self.record = record
+        self.status = status
+        self.result = result
+        self.bytes = bytes
+        self.fileHandle = fileHandle
+        self.slice = slice
+        self.closing = closing
+    }
 
     /// The answer's last write completed with `result`: the borrowed descriptor goes back to the slice and the
     /// access record is finished. On the event loop.

@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import NIOPosix
 import OriginCache
 
@@ -8,18 +9,36 @@ extension HTTPDate {
     private final class ThreadDate: @unchecked Sendable {
         var second = Int64.min
         var text = ""
+        /// `Date: <text> CRLF Server: hlscache CRLF`.
+        var lines = ByteBuffer()
+
+        /// Brings the date to the current second.
+        func update() {
+            let second = Int64(Date().timeIntervalSince1970.rounded(.down))
+            guard self.second != second else { return }
+            self.second = second
+            text = HTTPDate.format(Date(timeIntervalSince1970: TimeInterval(second)))
+            var lines = ByteBuffer()
+            lines.writeFieldLine("Date", text)
+            lines.writeFieldLine("Server", Answer.serverName)
+            self.lines = lines
+        }
     }
 
     private static let threadDates = ThreadSpecificVariable<ThreadDate>()
 
     /// Now, for the `Date` header.
     static var now: String {
-        let second = Int64(Date().timeIntervalSince1970.rounded(.down))
         let cached = threadDates.current(orMake: ThreadDate.init)
-        if cached.second != second {
-            cached.second = second
-            cached.text = format(Date(timeIntervalSince1970: TimeInterval(second)))
-        }
+        cached.update()
         return cached.text
+    }
+
+    /// The connection's own lines that every answer the hit path writes starts its end with: `Date` (now) and
+    /// `Server`, as ``Answer/responseHead(closing:)`` lists them.
+    static var dateAndServerLines: ByteBuffer {
+        let cached = threadDates.current(orMake: ThreadDate.init)
+        cached.update()
+        return cached.lines
     }
 }

@@ -25,22 +25,24 @@ extension Answer {
     ///   - remembered: ``remembered(_:components:)``.
     ///   - components: the server's cache, memory tiers and configuration.
     init?(hitFor request: HitRequest, remembered: RememberedTarget, components: ServerComponents) {
+        // Only an origin object's target keeps a hit; looked at first, so that the hit answered again and again does
+        // not copy the resolution it does not need.
+        if let kept = remembered.keptHit {
+            if components.cache.renewedHit(kept.lease) {
+                let record = Self.record(of: request, originURL: kept.url, components: components)
+                self = .playlist(
+                    kept.fields, body: .memory(kept.body), length: Int64(kept.body.readableBytes), url: kept.url,
+                    result: .hit, record: record)
+                return
+            }
+            remembered.keep(nil)
+        }
         switch remembered.resolution {
         case .own(.preflight):
             self.init(
                 preflightAsking: request.accessControlRequestHeaders,
                 record: Self.record(of: request, originURL: nil, components: components))
         case .origin(let resolved):
-            if let kept = remembered.keptHit {
-                if components.cache.renewedHit(kept.lease) {
-                    let record = Self.record(of: request, originURL: kept.url, components: components)
-                    self = .playlist(
-                        kept.fields, body: .memory(kept.body), length: Int64(kept.body.readableBytes), url: kept.url,
-                        result: .hit, record: record)
-                    return
-                }
-                remembered.keep(nil)
-            }
             self.init(
                 hitFor: request, resolved: resolved, components: components, canSendFile: true, keeping: remembered)
         default:
@@ -172,20 +174,97 @@ extension Answer {
         }
         if case .made(let made) = ownFields, !record.cors.variesByOrigin {
             buffer.writeImmutableBuffer(made.bytes)
-            forEachCarriedField { name, value in buffer.writeFieldLine(name.rawName, value) }
+            writeCarriedFields(into: &buffer)
         } else {
             forEachField { name, value in buffer.writeFieldLine(name, value) }
         }
         if length == nil, status.code >= 200, status.code != 204, status.code != 304 {
             buffer.writeStaticString("Content-Length: 0\r\n")
         }
-        buffer.writeStaticString("Date: ")
-        buffer.writeString(HTTPDate.now)
-        buffer.writeStaticString("\r\nServer: ")
-        buffer.writeString(Self.serverName)
-        buffer.writeStaticString(closing ? "\r\nConnection: close\r\n\r\n" : "\r\n\r\n")
+        buffer.writeImmutableBuffer(HTTPDate.dateAndServerLines)
+        buffer.writeStaticString(closing ? "Connection: close\r\n\r\n" : "\r\n")
+    }
+
+    /// The lines of ``forEachCarriedField(_:)``, in its order, from lines made once where only the value of one
+    /// field varies (`X-Cache`, the CORS grant of any origin) and with the length's digits written in place: a live
+    /// playlist's hits write these on every answer.
+    private func writeCarriedFields(into buffer: inout ByteBuffer) {
+        buffer.writeImmutableBuffer(CarriedLines.requestID)
+        buffer.writeString(record.id)
+        buffer.writeStaticString("\r\n")
+        if let line = CarriedLines.xCache(result) { buffer.writeImmutableBuffer(line) }
+        if let length {
+            buffer.writeImmutableBuffer(CarriedLines.contentLength)
+            buffer.writeDecimal(length)
+            buffer.writeStaticString("\r\n")
+        }
+        if let allowOrigin = record.cors.allowOrigin {
+            if allowOrigin == "*" {
+                buffer.writeImmutableBuffer(CarriedLines.anyOrigin)
+            } else {
+                buffer.writeFieldLine(HTTPField.Name.accessControlAllowOrigin.rawName, allowOrigin)
+                buffer.writeFieldLine(HTTPField.Name.accessControlExposeHeaders.rawName, CORSPolicy.exposedHeaders)
+            }
+        }
     }
 
     /// `Server`.
     static let serverName = "hlscache"
+}
+
+/// The carried fields' lines (``Answer/forEachCarriedField(_:)``) that are the same for many answers, made once from
+/// the same names and values.
+private enum CarriedLines {
+    /// `X-Request-Id: `, before the id.
+    static let requestID = ByteBuffer(string: HTTPField.Name.xRequestID.rawName + ": ")
+    /// `Content-Length: `, before the digits.
+    static let contentLength = ByteBuffer(string: HTTPField.Name.contentLength.rawName + ": ")
+    /// Each result's `X-Cache` line (none for an error).
+    static func xCache(_ result: CacheResult) -> ByteBuffer? {
+        switch result {
+        case .hit: hit
+        case .miss: miss
+        case .stale: stale
+        case .bypass: bypass
+        case .error: nil
+        }
+    }
+    private static let hit = xCacheLine(.hit)
+    private static let miss = xCacheLine(.miss)
+    private static let stale = xCacheLine(.stale)
+    private static let bypass = xCacheLine(.bypass)
+
+    private static func xCacheLine(_ result: CacheResult) -> ByteBuffer {
+        var line = ByteBuffer()
+        if let field = result.xCacheField { line.writeFieldLine(field.name.rawName, field.value) }
+        return line
+    }
+    /// The CORS lines of a grant to any origin (`*`).
+    static let anyOrigin: ByteBuffer = {
+        var lines = ByteBuffer()
+        lines.writeFieldLine(HTTPField.Name.accessControlAllowOrigin.rawName, "*")
+        lines.writeFieldLine(HTTPField.Name.accessControlExposeHeaders.rawName, CORSPolicy.exposedHeaders)
+        return lines
+    }()
+}
+
+extension ByteBuffer {
+    /// Writes `value` in decimal, as `String(value)` spells it, without making the string.
+    mutating func writeDecimal(_ value: Int64) {
+        guard value >= 0 else {
+            writeString(String(value))
+            return
+        }
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for Int64.max's 19 digits
+        withUnsafeMutableBytes(of: &digits) { raw in
+            var rest = UInt64(value)
+            var start = raw.count
+            repeat {
+                start -= 1
+                raw[start] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10)
+                rest /= 10
+            } while rest > 0
+            writeBytes(UnsafeRawBufferPointer(rebasing: raw[start...]))
+        }
+    }
 }

@@ -59,13 +59,27 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
     /// needed none), or a request parked here. ``HitPathHandler`` passes it on to the responder as it is, rather than
     /// look it up, start its fill or park it a second time.
     private(set) var handsOnPlanned = false
+    /// Whether bytes went on to the decoder since a read's completion last went on: a read whose requests were all
+    /// answered here ends here, with no walk of the handlers behind (they were given nothing to complete).
+    private var forwardedSinceReadComplete = false
 
-    /// A request parked here (``park(_:_:head:context:)``).
-    private struct Parked {
+    /// A request parked here (``park(_:_:head:context:)``). A class: every request looks at whether one is parked,
+    /// and an optional reference is tested without copying what it holds.
+    private final class Parked {
         let head: ByteBuffer
         let request: HitRequest
         let resolved: RequestResolution.OriginRequest
         let since: ContinuousClock.Instant
+
+        init(
+            head: ByteBuffer, request: HitRequest, resolved: RequestResolution.OriginRequest,
+            since: ContinuousClock.Instant
+        ) {
+            self.head = head
+            self.request = request
+            self.resolved = resolved
+            self.since = since
+        }
     }
 
     /// - Parameters:
@@ -84,7 +98,7 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch mode {
         case .handedOver:
-            context.fireChannelRead(data)
+            forward(data, context: context)
         case .closing:
             break
         case .reading:
@@ -92,7 +106,7 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
             unpark(context: context)
             // A parked request that closes the connection hands the rest of it over.
             guard mode == .reading else {
-                if mode == .handedOver { context.fireChannelRead(data) }
+                if mode == .handedOver { forward(data, context: context) }
                 return
             }
             var bytes = unwrapInboundIn(data)
@@ -194,7 +208,7 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
                     } else if let head = bytes.readSlice(length: length) {
                         handedOn += 1
                         handedBytesOn = true
-                        context.fireChannelRead(wrapInboundOut(head))
+                        forward(wrapInboundOut(head), context: context)
                     } else {
                         handOver(bytes, context: context)
                         return true
@@ -208,7 +222,19 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
     /// Hands `bytes` and everything after them to the decoder, for the rest of the connection.
     private func handOver(_ bytes: ByteBuffer, context: ChannelHandlerContext) {
         mode = .handedOver
-        context.fireChannelRead(wrapInboundOut(bytes))
+        forward(wrapInboundOut(bytes), context: context)
+    }
+
+    /// Passes `data` on to the decoder; the read's completion follows it.
+    private func forward(_ data: NIOAny, context: ChannelHandlerContext) {
+        forwardedSinceReadComplete = true
+        context.fireChannelRead(data)
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        guard forwardedSinceReadComplete || mode == .handedOver else { return }
+        forwardedSinceReadComplete = false
+        context.fireChannelReadComplete()
     }
 
     /// Whether a request may be answered (or parked) here now: the connection is idle and not shutting down.

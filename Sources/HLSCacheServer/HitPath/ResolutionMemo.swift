@@ -2,6 +2,7 @@ import HTTPTypes
 import NIOCore
 import NIOPosix
 import SegmentCache
+import Synchronization
 
 /// The resolutions the hit path made on this thread (an event loop), by method and target, so that the players
 /// asking for the same playlist and segments again and again are resolved once: the origin URL parsed, the
@@ -20,7 +21,13 @@ final class ResolutionMemo: @unchecked Sendable {
 
     private static let memos = ThreadSpecificVariable<ResolutionMemo>()
 
-    private weak var owner: ServerComponents?
+    /// The ``ServerComponents/identity`` of the components this memo belongs to. Neither it nor its targets hold a
+    /// weak reference: an object weakly referenced counts every retain and release the slow way (a side table), and
+    /// the components and the memo are retained and released on every request.
+    private let owner: UInt64
+    /// Unique among memos: what a target (``RememberedTarget``) names its memo by.
+    fileprivate let identity = ResolutionMemo.identities.add(1, ordering: .relaxed).newValue
+    private static let identities = Atomic<UInt64>(0)
     private var targets: [Key: RememberedTarget] = [:]
     /// The targets given a kept hit since the last ``dropKeptHits()``, at most ``keptHitCapacity``.
     private var keeping: [RememberedTarget] = []
@@ -35,7 +42,13 @@ final class ResolutionMemo: @unchecked Sendable {
     }
 
     private init(owner: ServerComponents) {
-        self.owner = owner
+        self.owner = owner.identity
+    }
+
+    /// This thread's memo, when `identity` names it.
+    fileprivate static func current(identity: UInt64) -> ResolutionMemo? {
+        guard let memo = memos.currentValue, memo.identity == identity else { return nil }
+        return memo
     }
 
     /// What this thread remembers of `request`'s target, or learns of it now; for a request that is not remembered
@@ -44,7 +57,7 @@ final class ResolutionMemo: @unchecked Sendable {
         let memorable = request.range == nil && request.via == nil && !request.isReadAhead
         guard memorable else { return RememberedTarget(resolution: resolve(request, components)) }
         let memo: ResolutionMemo
-        if let existing = memos.currentValue, existing.owner === components {
+        if let existing = memos.currentValue, existing.owner == components.identity {
             memo = existing
         } else {
             memo = ResolutionMemo(owner: components)
@@ -52,7 +65,7 @@ final class ResolutionMemo: @unchecked Sendable {
         }
         let key = Key(method: request.method, target: request.target)
         if let known = memo.targets[key] { return known }
-        let remembered = RememberedTarget(resolution: resolve(request, components), memo: memo)
+        let remembered = RememberedTarget(resolution: resolve(request, components), memo: memo.identity)
         if memo.targets.count >= capacity {
             memo.targets.removeAll(keepingCapacity: true)
             memo.dropKeptHits()
@@ -86,17 +99,21 @@ final class RememberedTarget {
     let resolution: RequestResolution
     /// The last fresh hit on a live playlist's rendering, while its lease may hold.
     private(set) var keptHit: KeptPlaylistHit?
-    /// The memo that keeps this target; `nil` for a target not remembered (which keeps no hit).
-    private weak var memo: ResolutionMemo?
+    /// The ``ResolutionMemo/identity`` of the memo that keeps this target (this thread's, unless it was replaced
+    /// since); `nil` for a target not remembered (which keeps no hit).
+    private let memo: UInt64?
 
-    init(resolution: RequestResolution, memo: ResolutionMemo? = nil) {
+    init(resolution: RequestResolution, memo: UInt64? = nil) {
         self.resolution = resolution
         self.memo = memo
     }
 
-    /// Keeps `hit` (or drops the kept hit, for `nil`); a target its memo does not keep keeps nothing.
+    /// Keeps `hit` (or drops the kept hit, for `nil`); a target no memo of this thread keeps keeps nothing.
     func keep(_ hit: KeptPlaylistHit?) {
-        guard let memo else { return }
+        guard let identity = memo, let memo = ResolutionMemo.current(identity: identity) else {
+            keptHit = nil
+            return
+        }
         if hit != nil, keptHit == nil { memo.keeping(self) }
         keptHit = hit
     }
@@ -104,8 +121,9 @@ final class RememberedTarget {
 
 /// A fresh hit on a live playlist, kept by one thread so that the same hit is answered again without a lookup
 /// while its ``SegmentCache/HitLease`` holds (at most ``SegmentCache/Configuration/heldEntryRecheck``): the
-/// playlist's own fields and body, copied for this thread (no reference count shared with the other threads).
-struct KeptPlaylistHit {
+/// playlist's own fields and body, copied for this thread (no reference count shared with the other threads). A
+/// class: each hit takes it from its target with one reference counted, not four.
+final class KeptPlaylistHit {
     /// What says the hit still stands.
     let lease: SegmentCache.HitLease
     /// The answer's own fields (``RenderedPlaylist/hitFields(lastModified:)``), this thread's copy.

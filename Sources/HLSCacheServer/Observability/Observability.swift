@@ -14,7 +14,8 @@ final class Observability: Sendable {
     /// When the server started.
     let startedAt = Date()
     private let requestCounter = Atomic<Int>(0)
-    private let requestPrefix = String(UInt32.random(in: 0...UInt32.max), radix: 16)
+    /// The random prefix of this process's request ids, with the dash before the counter.
+    private let requestPrefix = String(UInt32.random(in: 0...UInt32.max), radix: 16) + "-"
 
     /// Whether access-log lines go straight to the log's output (``LineLogHandler/queueInfoLine(message:fields:)``)
     /// rather than through swift-log's metadata: when the logger's handler is hlscache's own, writing text, it is the
@@ -29,6 +30,9 @@ final class Observability: Sendable {
 
     /// A new request id: this process's random prefix and a counter.
     func nextRequestID() -> String {
-        "\(requestPrefix)-\(requestCounter.add(1, ordering: .relaxed).newValue)"
+        // Appended rather than interpolated: an id of up to 15 bytes stays a small string, with no allocation.
+        var id = requestPrefix
+        id += String(requestCounter.add(1, ordering: .relaxed).newValue)
+        return id
     }
 }

@@ -35,9 +35,13 @@ final class StreamActivity: Sendable {
                 buckets.removeAll { $0.minute <= minute - windowMinutes }
             }
             let index = buckets.count - 1
-            if buckets[index].streams[stream] == nil, buckets[index].streams.count >= maxStreamsPerMinute { return }
-            buckets[index].streams[stream, default: Figures()].requests += 1
-            buckets[index].streams[stream, default: Figures()].bytes += bytes
+            // One hash of the stream's URL per request: it is recorded for every answer.
+            if let known = buckets[index].streams.index(forKey: stream) {
+                buckets[index].streams.values[known].requests += 1
+                buckets[index].streams.values[known].bytes += bytes
+            } else if buckets[index].streams.count < maxStreamsPerMinute {
+                buckets[index].streams[stream] = Figures(requests: 1, bytes: bytes)
+            }
         }
     }
 

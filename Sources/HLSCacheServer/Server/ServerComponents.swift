@@ -26,6 +26,12 @@ final class ServerComponents: Sendable {
     let draining = Atomic<Bool>(false)
     /// Wakes parked requests on their event loops, in batches.
     let wakeUps = EventLoopWakeUps()
+    /// Unique among the components this process makes: what a thread's memo of them (``ResolutionMemo``) is tied
+    /// to. A number, not a weak reference: an object weakly referenced counts its references the slow way, and
+    /// these are retained and released on every request.
+    let identity = ServerComponents.identities.add(1, ordering: .relaxed).newValue
+
+    private static let identities = Atomic<UInt64>(0)
 
     /// The disk cache.
     var cache: SegmentCache { origin.cache }
