@@ -135,6 +135,15 @@ struct AnswerHeadBytesTests {
         }
     }
 
+    @Test(
+        "a length's digits are written as String spells them",
+        arguments: [0, 7, 10, 1176, 99_999, Int64.max, -1, Int64.min])
+    func decimalDigits(value: Int64) {
+        var bytes = ByteBuffer(string: "Content-Length: ")
+        bytes.writeDecimal(value)
+        #expect(String(buffer: bytes) == "Content-Length: \(value)")
+    }
+
     @Test("a fresh live playlist's fields are made once, and are the fields its stale answer lists, but Age")
     func liveFieldsMadeOnceAreTheListedOnes() throws {
         let components = try RequestResolutionTests.components()
