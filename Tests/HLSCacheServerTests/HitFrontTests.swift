@@ -73,6 +73,42 @@ struct HitFrontTests {
         await server.stop()
     }
 
+    @Test("a connection read here goes on being read: hits, misses, and pipelined bursts of both, answered in order")
+    func readsGoOnAcrossHitsMissesAndBursts() async throws {
+        let origin = StreamOrigin()
+        try await origin.start()
+        defer { origin.stop() }
+        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
+        let base = "/o/http/127.0.0.1:\(origin.port)"
+        let hit = base + Self.segment
+        _ = try await TestHTTP.get(server.url(hit))
+        try await HitPathTests.waitForEntries(1, on: server)
+        let port = server.port
+        // Each miss a new object; the front asks for every read itself while nothing it handed on is in hand, and
+        // through the whole pipeline while a miss is with the responder.
+        let plan: [[String]] = [
+            [hit], ["/large/1001.ts"], [hit], [hit, "/large/1002.ts", hit, "/large/1003.ts"], [hit], [hit, hit, hit],
+            ["/large/1004.ts", "/large/1005.ts"], [hit],
+        ]
+        let answers = try await offPool { () -> [[RawConnection.Answer]] in
+            let connection = try RawConnection(port: port, timeout: 10)
+            return try plan.map { burst in
+                let targets = burst.map { $0.hasPrefix("/large/") ? base + $0 : $0 }
+                connection.send(targets.map { RawConnection.request("GET", $0) }.joined())
+                return try targets.map { _ in try connection.readAnswer() }
+            }
+        }
+        for (burst, got) in zip(plan, answers) {
+            #expect(got.map(\.status) == burst.map { _ in 200 })
+            for (target, answer) in zip(burst, got) {
+                let path = target.hasPrefix("/large/") ? target : Self.segment
+                #expect(answer.body == origin.file(for: path), "\(target)")
+                #expect(answer.headers["x-cache"] == (target.hasPrefix("/large/") ? "MISS" : "HIT"), "\(target)")
+            }
+        }
+        await server.stop()
+    }
+
     @Test("after a request with a body, the decoder reads the connection: later requests, pipelined too, are answered")
     func requestWithABodyHandsTheConnectionOver() async throws {
         let origin = StreamOrigin()

@@ -62,6 +62,11 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
     /// Whether bytes went on to the decoder since a read's completion last went on: a read whose requests were all
     /// answered here ends here, with no walk of the handlers behind (they were given nothing to complete).
     private var forwardedSinceReadComplete = false
+    /// Whether this handler asks for the connection's reads (its `autoRead` is off while requests are read here):
+    /// each read's completion asks for the next one from here, not through every handler behind (a walk of the
+    /// pipeline per read otherwise), unless a request handed on is in their hands (they may hold reads back). Off
+    /// once the decoder reads the connection, with `autoRead` on again.
+    private var asksForReads = false
 
     /// A request parked here (``park(_:_:head:context:)``). A class: every request looks at whether one is parked,
     /// and an optional reference is tested without copying what it holds.
@@ -222,6 +227,7 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
     /// Hands `bytes` and everything after them to the decoder, for the rest of the connection.
     private func handOver(_ bytes: ByteBuffer, context: ChannelHandlerContext) {
         mode = .handedOver
+        handReadsBack(context: context)
         forward(wrapInboundOut(bytes), context: context)
     }
 
@@ -232,9 +238,40 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        guard forwardedSinceReadComplete || mode == .handedOver else { return }
-        forwardedSinceReadComplete = false
-        context.fireChannelReadComplete()
+        if forwardedSinceReadComplete || mode == .handedOver {
+            forwardedSinceReadComplete = false
+            context.fireChannelReadComplete()
+        }
+        askForNextRead(context: context)
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        asksForReads = (try? context.channel.syncOptions?.setOption(ChannelOptions.autoRead, value: false)) != nil
+        if asksForReads, context.channel.isActive { read(context: context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        if asksForReads { read(context: context) }
+        context.fireChannelActive()
+    }
+
+    /// Asks for the next read, as `autoRead` would at the end of a read: from here when no request handed on is
+    /// being answered, else through the whole pipeline, whose handlers may hold it back.
+    private func askForNextRead(context: ChannelHandlerContext) {
+        guard asksForReads, mode != .handedOver else { return }
+        if handedOn == 0 {
+            read(context: context)
+        } else {
+            context.pipeline.syncOperations.read()
+        }
+    }
+
+    /// The decoder reads the rest of the connection: `autoRead` is on again (which asks for a read unless one is
+    /// pending).
+    private func handReadsBack(context: ChannelHandlerContext) {
+        guard asksForReads else { return }
+        asksForReads = false
+        try? context.channel.syncOptions?.setOption(ChannelOptions.autoRead, value: true)
     }
 
     /// Whether a request may be answered (or parked) here now: the connection is idle and not shutting down.
@@ -295,7 +332,10 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
         self.parked = nil
         connection.eventLoopAnswerAbandoned()
         handedOn += 1
-        if parked.request.closes { mode = .handedOver }
+        if parked.request.closes {
+            mode = .handedOver
+            handReadsBack(context: context)
+        }
         handsOnPlanned = true
         context.fireChannelRead(wrapInboundOut(parked.head))
         handsOnPlanned = false
@@ -378,6 +418,7 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
         if mode == .reading, let bytes = unread {
             unread = nil
             mode = .handedOver
+            handReadsBack(context: context)
             context.fireChannelRead(wrapInboundOut(bytes))
             context.fireChannelReadComplete()
         }
