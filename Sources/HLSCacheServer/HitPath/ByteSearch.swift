@@ -1,3 +1,5 @@
+import NIOCore
+
 /// Byte searches over a string's UTF-8, for code that runs on every request: the generic collection algorithms
 /// cost more than the rest of a hit together.
 enum ByteSearch {
@@ -27,6 +29,19 @@ enum ByteSearch {
             var end = min(start, bytes.count)
             while end < bytes.count, !stopBytes.contains(bytes[end]) { end += 1 }
             return String(decoding: UnsafeBufferPointer(rebasing: bytes[..<end]), as: UTF8.self)
+        }
+    }
+
+    /// Whether `bytes` hold `CRLF CRLF` starting at or after `offset` (of their readable bytes).
+    static func containsHeadEnd(_ bytes: ByteBuffer, from offset: Int) -> Bool {
+        bytes.withUnsafeReadableBytes { raw in
+            guard raw.count >= 4 else { return false }
+            var index = offset
+            while index + 3 < raw.count {
+                if raw[index] == 13, raw[index + 1] == 10, raw[index + 2] == 13, raw[index + 3] == 10 { return true }
+                index += 1
+            }
+            return false
         }
     }
 }

@@ -160,8 +160,9 @@ extension Answer {
     /// The bytes of ``responseHead(closing:)``, as the encoder writes them, appended to `buffer`; an answer with no
     /// `Content-Length` whose status allows a body says `Content-Length: 0` (the encoder would announce a chunked
     /// body; the hit path plans no such answer: every answer it sends has its length, or is a 204). Fields made
-    /// once (``MadeFields``) are copied as bytes, and the fields every answer carries are written without making a
-    /// list (``forEachCarriedField(_:)``).
+    /// once (``MadeFields``) are copied as bytes; the fields every answer carries (``forEachCarriedField(_:)``), and
+    /// `Date` and `Server`, from lines made once where only a value varies. A grant that varies by origin changes an
+    /// own field (`Vary`): that head is written from ``headers``.
     func writeHead(closing: Bool, into buffer: inout ByteBuffer) {
         if status == .ok {
             buffer.writeStaticString("HTTP/1.1 200 OK\r\n")
@@ -172,11 +173,14 @@ extension Answer {
             buffer.writeString(status.reasonPhrase)
             buffer.writeStaticString("\r\n")
         }
-        if case .made(let made) = ownFields, !record.cors.variesByOrigin {
-            buffer.writeImmutableBuffer(made.bytes)
-            writeCarriedFields(into: &buffer)
-        } else {
+        if record.cors.variesByOrigin {
             forEachField { name, value in buffer.writeFieldLine(name, value) }
+        } else {
+            switch ownFields {
+            case .made(let made): buffer.writeImmutableBuffer(made.bytes)
+            case .list(let fields): for field in fields { buffer.writeFieldLine(field.name.rawName, field.value) }
+            }
+            writeCarriedFields(into: &buffer)
         }
         if length == nil, status.code >= 200, status.code != 204, status.code != 304 {
             buffer.writeStaticString("Content-Length: 0\r\n")

@@ -39,7 +39,6 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
     private var handedOn = 0
     /// Our answers not yet fully written.
     private var inFlight = AnswersInFlight()
-    private var heldRead = false
     private var heldInputClosed: Any?
     private var heldQuiesce: Any?
     private var quiescing = false
@@ -62,11 +61,8 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
     /// Whether bytes went on to the decoder since a read's completion last went on: a read whose requests were all
     /// answered here ends here, with no walk of the handlers behind (they were given nothing to complete).
     private var forwardedSinceReadComplete = false
-    /// Whether this handler asks for the connection's reads (its `autoRead` is off while requests are read here):
-    /// each read's completion asks for the next one from here, not through every handler behind (a walk of the
-    /// pipeline per read otherwise), unless a request handed on is in their hands (they may hold reads back). Off
-    /// once the decoder reads the connection, with `autoRead` on again.
-    private var asksForReads = false
+    /// Who asks for the connection's reads, and when one is held back.
+    private let reads = FrontReads()
 
     /// A request parked here (``park(_:_:head:context:)``). A class: every request looks at whether one is parked,
     /// and an optional reference is tested without copying what it holds.
@@ -123,26 +119,13 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
                 // The start of a head is read again only once its end may have come (or it is too long to wait
                 // for): a head sent a few bytes at a time costs one search of each byte, not a scan per read.
                 if let searchFrom, bytes.readableBytes < RequestHeadScanner.maxHeadLength,
-                    !Self.containsHeadEnd(bytes, from: searchFrom)
+                    !ByteSearch.containsHeadEnd(bytes, from: searchFrom)
                 {
                     self.unread = bytes
                     return
                 }
             }
             readRequests(&bytes, context: context)
-        }
-    }
-
-    /// Whether `bytes` hold `CRLF CRLF` starting at or after `offset` (of their readable bytes).
-    private static func containsHeadEnd(_ bytes: ByteBuffer, from offset: Int) -> Bool {
-        bytes.withUnsafeReadableBytes { raw in
-            guard raw.count >= 4 else { return false }
-            var index = offset
-            while index + 3 < raw.count {
-                if raw[index] == 13, raw[index + 1] == 10, raw[index + 2] == 13, raw[index + 3] == 10 { return true }
-                index += 1
-            }
-            return false
         }
     }
 
@@ -227,7 +210,7 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
     /// Hands `bytes` and everything after them to the decoder, for the rest of the connection.
     private func handOver(_ bytes: ByteBuffer, context: ChannelHandlerContext) {
         mode = .handedOver
-        handReadsBack(context: context)
+        reads.handBack(context: context)
         forward(wrapInboundOut(bytes), context: context)
     }
 
@@ -242,36 +225,21 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
             forwardedSinceReadComplete = false
             context.fireChannelReadComplete()
         }
-        askForNextRead(context: context)
+        reads.askForNext(context: context, handedOn: handedOn, holding: holdsReads(context))
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        asksForReads = (try? context.channel.syncOptions?.setOption(ChannelOptions.autoRead, value: false)) != nil
-        if asksForReads, context.channel.isActive { read(context: context) }
+        reads.takeOver(context: context, holding: holdsReads(context))
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        if asksForReads { read(context: context) }
+        reads.channelActive(context: context, holding: holdsReads(context))
         context.fireChannelActive()
     }
 
-    /// Asks for the next read, as `autoRead` would at the end of a read: from here when no request handed on is
-    /// being answered, else through the whole pipeline, whose handlers may hold it back.
-    private func askForNextRead(context: ChannelHandlerContext) {
-        guard asksForReads, mode != .handedOver else { return }
-        if handedOn == 0 {
-            read(context: context)
-        } else {
-            context.pipeline.syncOperations.read()
-        }
-    }
-
-    /// The decoder reads the rest of the connection: `autoRead` is on again (which asks for a read unless one is
-    /// pending).
-    private func handReadsBack(context: ChannelHandlerContext) {
-        guard asksForReads else { return }
-        asksForReads = false
-        try? context.channel.syncOptions?.setOption(ChannelOptions.autoRead, value: true)
+    /// Whether reads wait: our answers are being written and the socket is full.
+    private func holdsReads(_ context: ChannelHandlerContext) -> Bool {
+        inFlight.count > 0 && !context.channel.isWritable
     }
 
     /// Whether a request may be answered (or parked) here now: the connection is idle and not shutting down.
@@ -334,7 +302,7 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
         handedOn += 1
         if parked.request.closes {
             mode = .handedOver
-            handReadsBack(context: context)
+            reads.handBack(context: context)
         }
         handsOnPlanned = true
         context.fireChannelRead(wrapInboundOut(parked.head))
@@ -401,7 +369,7 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
         }
         resumeUnread(context: context)
         guard inFlight.count == 0 else { return }
-        releaseRead(context: context)
+        reads.release(context: context)
         if let event = heldQuiesce {
             heldQuiesce = nil
             context.fireUserInboundEventTriggered(event)
@@ -418,7 +386,7 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
         if mode == .reading, let bytes = unread {
             unread = nil
             mode = .handedOver
-            handReadsBack(context: context)
+            reads.handBack(context: context)
             context.fireChannelRead(wrapInboundOut(bytes))
             context.fireChannelReadComplete()
         }
@@ -434,17 +402,13 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
     }
 
     func read(context: ChannelHandlerContext) {
-        if inFlight.count > 0, !context.channel.isWritable {
-            heldRead = true
-            return
-        }
-        context.read()
+        reads.read(context: context, holding: holdsReads(context))
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         if context.channel.isWritable {
             resumeUnread(context: context)
-            releaseRead(context: context)
+            reads.release(context: context)
         }
         context.fireChannelWritabilityChanged()
     }
@@ -468,11 +432,5 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
             return
         }
         context.fireUserInboundEventTriggered(event)
-    }
-
-    private func releaseRead(context: ChannelHandlerContext) {
-        guard heldRead else { return }
-        heldRead = false
-        context.read()
     }
 }
