@@ -25,6 +25,21 @@ struct ChildProcessTests {
         }
     }
 
+    @Test("a program its test drops without stopping it (a test that failed first) is killed, not left running")
+    func droppedProgramIsKilled() async throws {
+        let pid = try await offPool { () -> pid_t in
+            let child = try ChildProcess("/bin/sleep", ["60"])
+            return child.process.processIdentifier
+        }
+        // Killed by the dropped object, and reaped by a thread of its own: gone within moments, not in 60 s.
+        var alive = true
+        for _ in 0..<500 where alive {
+            alive = kill(pid, 0) == 0
+            if alive { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        #expect(!alive, "process \(pid) still runs after its ChildProcess was dropped")
+    }
+
     @Test("a program started while the test process holds 1,500 descriptors inherits none of them")
     func manyOpenDescriptorsAreNotInherited() async throws {
         var limit = rlimit()

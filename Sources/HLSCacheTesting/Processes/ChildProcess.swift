@@ -22,7 +22,7 @@ public final class ChildProcess: Sendable {
     private let outputBytes = LockedBytes()
     private let errorBytes = LockedBytes()
     /// Reader threads still reading.
-    private let openReaders = Atomic<Int>(0)
+    private let openReaders = ReaderCount()
 
     /// Starts `executable` with `arguments`.
     /// - Parameters:
@@ -97,7 +97,7 @@ public final class ChildProcess: Sendable {
             status = -1
         }
         process.waitUntilExit()
-        while openReaders.load(ordering: .acquiring) > 0 { Thread.sleep(forTimeInterval: 0.005) }
+        while openReaders.count.load(ordering: .acquiring) > 0 { Thread.sleep(forTimeInterval: 0.005) }
         return Result(status: status ?? process.terminationStatus, output: output, errors: errors)
     }
 
@@ -118,9 +118,13 @@ public final class ChildProcess: Sendable {
         }
     }
 
+    /// Reads `descriptor` into `bytes` on a thread of its own until the end of file. The thread holds the bytes and
+    /// the count, not this object: a test that never stops its child drops it, and ``deinit`` kills the child (a
+    /// reader holding the object would keep it, and so the child, alive for the rest of the run).
     private func startReader(_ descriptor: CInt, into bytes: LockedBytes) {
-        openReaders.add(1, ordering: .relaxed)
-        Thread { [self] in
+        let openReaders = openReaders
+        openReaders.count.add(1, ordering: .relaxed)
+        Thread {
             var chunk = [UInt8](repeating: 0, count: 65536)
             while true {
                 let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
@@ -129,7 +133,7 @@ public final class ChildProcess: Sendable {
                 bytes.append(Array(chunk[..<count]))
             }
             close(descriptor)
-            openReaders.subtract(1, ordering: .releasing)
+            openReaders.count.subtract(1, ordering: .releasing)
         }.start()
     }
 }
@@ -140,6 +144,11 @@ public func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) asy
     try await withCheckedThrowingContinuation { continuation in
         Thread { continuation.resume(with: Result { try work() }) }.start()
     }
+}
+
+/// How many reader threads of a ``ChildProcess`` are still reading.
+private final class ReaderCount: Sendable {
+    let count = Atomic<Int>(0)
 }
 
 /// Bytes appended by a reader thread and read by the test.
