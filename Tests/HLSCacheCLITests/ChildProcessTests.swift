@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import HLSCacheTesting
 import Testing
@@ -25,19 +26,29 @@ struct ChildProcessTests {
         }
     }
 
-    @Test("a program its test drops without stopping it (a test that failed first) is killed, not left running")
-    func droppedProgramIsKilled() async throws {
-        let pid = try await offPool { () -> pid_t in
-            let child = try ChildProcess("/bin/sleep", ["60"])
-            return child.process.processIdentifier
+    @Test("a program its test drops without stopping it (a test that failed first) is ended, children and all")
+    func droppedProgramIsEnded() async throws {
+        // A shell that ends its child when told to (as nginx's master ends its workers), and one that ignores SIGTERM.
+        let pids = try await offPool { () -> [pid_t] in
+            let parent = try ChildProcess(
+                "/bin/sh", ["-c", "sleep 60 & child=$!; echo $child; trap 'kill $child; exit 0' TERM; wait"])
+            let stubborn = try ChildProcess("/bin/sh", ["-c", "trap '' TERM; echo $$; sleep 60"])
+            var grandchild: pid_t = 0
+            for _ in 0..<500 where grandchild == 0 {
+                grandchild = pid_t(parent.output.split(separator: "\n").first ?? "") ?? 0
+                if grandchild == 0 { Thread.sleep(forTimeInterval: 0.01) }
+            }
+            return [parent.process.processIdentifier, grandchild, stubborn.process.processIdentifier]
         }
-        // Killed by the dropped object, and reaped by a thread of its own: gone within moments, not in 60 s.
-        var alive = true
-        for _ in 0..<500 where alive {
-            alive = kill(pid, 0) == 0
-            if alive { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(pids[1] != 0, "the shell never said its child's id")
+        // Ended by the dropped objects (SIGTERM, then SIGKILL after the grace), and reaped by threads of their own.
+        var running = pids.filter { $0 != 0 }
+        let deadline = Date().addingTimeInterval(ChildProcess.stopGrace + 10)
+        while !running.isEmpty, Date() < deadline {
+            running = running.filter { kill($0, 0) == 0 }
+            if !running.isEmpty { try await Task.sleep(for: .milliseconds(20)) }
         }
-        #expect(!alive, "process \(pid) still runs after its ChildProcess was dropped")
+        #expect(running.isEmpty, "still running after their ChildProcess was dropped: \(running)")
     }
 
     @Test("a program started while the test process holds 1,500 descriptors inherits none of them")

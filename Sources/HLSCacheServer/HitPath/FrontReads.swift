@@ -2,19 +2,20 @@ import NIOCore
 
 /// How a ``HitFront`` connection's reads are asked for: every decision about them, in one place.
 ///
-/// While the front reads requests, the connection's `autoRead` is off and the front asks for each read itself, at
-/// the end of the read before it: from its own place in the pipeline while nothing it handed on is in the hands of
-/// the handlers behind it (a walk of every handler per read otherwise, a few percent of a hit's CPU), and through the
-/// whole pipeline while a request handed on is with them (the responder's channel may hold a read back until its
-/// requests are taken). Once the decoder reads the connection, `autoRead` is on again and the channel asks as usual.
-/// On a channel whose options cannot be set, `autoRead` stays on and the front only passes reads on.
+/// The connection's `autoRead` is off, and the front asks for each read at the end of the one before it, as
+/// `autoRead` would. While it reads requests itself, nothing it handed on is still being answered and the socket is
+/// not full, it asks from its own place in the pipeline: NIO would ask from the pipeline's tail, through every
+/// handler (a few percent of a hit's CPU). Otherwise, and for the rest of the connection once the decoder reads it,
+/// it asks through the whole pipeline, so that every handler behind it may hold the read back: the responder's
+/// channel until its requests are taken, ``HitPathHandler`` while its answers wait for the socket. On a channel
+/// whose options cannot be set, `autoRead` stays on and the front only passes reads on.
 ///
-/// A read is held back while the front's answers wait for the socket to drain (``read(context:holding:)``), and asked
-/// for once it has (``release(context:)``).
+/// A read is held back while the front's own answers wait for the socket to drain (``read(context:holding:)``), and
+/// asked for once it has (``release(context:)``).
 ///
-/// A class, not a value the front mutates in place: asking for a read through the pipeline, or turning `autoRead` on,
-/// comes back into the front's `read` (and so here) before the call returns, which a mutation of a stored value in
-/// progress would forbid (exclusive access).
+/// A class, not a value the front mutates in place: a read asked for through the pipeline comes back into the
+/// front's `read` (and so here) before the call returns, which a mutation of a stored value in progress would forbid
+/// (exclusive access).
 final class FrontReads {
     /// Whether the front asks for the reads (`autoRead` is off).
     private(set) var asksForReads = false
@@ -33,23 +34,16 @@ final class FrontReads {
         if asksForReads { read(context: context, holding: holding) }
     }
 
-    /// A read ended: the next one, as `autoRead` would ask for it; from here when `handedOn` (requests handed to the
-    /// decoder whose answers are not written) is zero, else through the whole pipeline.
-    func askForNext(context: ChannelHandlerContext, handedOn: Int, holding: Bool) {
+    /// A read ended: the next one, as `autoRead` would ask for it. From here only when `shortcut` (the front reads
+    /// requests itself, none it handed on is still being answered, and the socket takes writes); else through the
+    /// whole pipeline.
+    func askForNext(context: ChannelHandlerContext, shortcut: Bool, holding: Bool) {
         guard asksForReads else { return }
-        if handedOn == 0 {
+        if shortcut {
             read(context: context, holding: holding)
         } else {
             context.pipeline.syncOperations.read()
         }
-    }
-
-    /// The decoder reads the rest of the connection: `autoRead` is on again (which asks for a read unless one is
-    /// pending).
-    func handBack(context: ChannelHandlerContext) {
-        guard asksForReads else { return }
-        asksForReads = false
-        try? context.channel.syncOptions?.setOption(ChannelOptions.autoRead, value: true)
     }
 
     /// A read asked for (by the handlers behind, or here): passed on towards the socket, unless `holding` (the front's

@@ -210,7 +210,6 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
     /// Hands `bytes` and everything after them to the decoder, for the rest of the connection.
     private func handOver(_ bytes: ByteBuffer, context: ChannelHandlerContext) {
         mode = .handedOver
-        reads.handBack(context: context)
         forward(wrapInboundOut(bytes), context: context)
     }
 
@@ -221,11 +220,15 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        if forwardedSinceReadComplete || mode == .handedOver {
-            forwardedSinceReadComplete = false
-            context.fireChannelReadComplete()
-        }
-        reads.askForNext(context: context, handedOn: handedOn, holding: holdsReads(context))
+        if forwardedSinceReadComplete || mode == .handedOver { readCompleted(context: context) }
+        let shortcut = mode != .handedOver && handedOn == 0 && context.channel.isWritable
+        reads.askForNext(context: context, shortcut: shortcut, holding: holdsReads(context))
+    }
+
+    /// A read's completion goes on to the handlers behind (a read's, or ours after what we passed on outside one).
+    private func readCompleted(context: ChannelHandlerContext) {
+        forwardedSinceReadComplete = false
+        context.fireChannelReadComplete()
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -302,13 +305,12 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
         handedOn += 1
         if parked.request.closes {
             mode = .handedOver
-            reads.handBack(context: context)
         }
         handsOnPlanned = true
         context.fireChannelRead(wrapInboundOut(parked.head))
         handsOnPlanned = false
         // Outside a read (the fill's end), Hummingbird's channel takes reads in only at a read's completion.
-        context.fireChannelReadComplete()
+        readCompleted(context: context)
         if inFlight.count == 0, let event = heldInputClosed {
             heldInputClosed = nil
             inputClosed(event, context: context)
@@ -386,9 +388,8 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
         if mode == .reading, let bytes = unread {
             unread = nil
             mode = .handedOver
-            reads.handBack(context: context)
             context.fireChannelRead(wrapInboundOut(bytes))
-            context.fireChannelReadComplete()
+            readCompleted(context: context)
         }
         context.fireUserInboundEventTriggered(event)
     }
@@ -398,7 +399,7 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
     private func resumeUnread(context: ChannelHandlerContext) {
         guard mode == .reading, var bytes = unread, context.channel.isWritable || inFlight.count == 0 else { return }
         unread = nil
-        if readRequests(&bytes, context: context) { context.fireChannelReadComplete() }
+        if readRequests(&bytes, context: context) { readCompleted(context: context) }
     }
 
     func read(context: ChannelHandlerContext) {

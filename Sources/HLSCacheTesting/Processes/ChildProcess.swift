@@ -59,12 +59,22 @@ public final class ChildProcess: Sendable {
     }
 
     deinit {
-        // A test that failed before stopping it must not leave it running, nor a zombie behind.
+        // A test that failed before stopping it must not leave it running, nor a zombie behind. SIGTERM first, so
+        // that a program with children of its own ends them (nginx's workers outlive a master killed outright); then,
+        // after a grace, SIGKILL.
         guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGKILL)
         let process = process
-        Thread { process.waitUntilExit() }.start()
+        kill(process.processIdentifier, SIGTERM)
+        Thread {
+            let deadline = Date().addingTimeInterval(Self.stopGrace)
+            while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            process.waitUntilExit()
+        }.start()
     }
+
+    /// How long a program dropped while running has to end after SIGTERM before it is killed.
+    public static let stopGrace: TimeInterval = 2
 
     /// This process's environment without `HLSCACHE_*` variables, so the developer's own settings do not leak in.
     public static var cleanEnvironment: [String: String] {
