@@ -19,15 +19,21 @@ struct HitFrontTests {
         return total
     }
 
+    /// A server (no read-ahead) whose cache holds ``segment`` of `origin`, and that segment's proxied target.
+    private static func serverWithCachedSegment(_ origin: StreamOrigin) async throws -> (ServerProcess, String) {
+        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
+        let target = "/o/http/127.0.0.1:\(origin.port)\(segment)"
+        _ = try await TestHTTP.get(server.url(target))
+        try await HitPathTests.waitForEntries(1, on: server)
+        return (server, target)
+    }
+
     @Test("a head arriving a few bytes at a time is answered on the event loop")
     func splitHeadIsAnswered() async throws {
         let origin = StreamOrigin()
         try await origin.start()
         defer { origin.stop() }
-        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
-        let target = "/o/http/127.0.0.1:\(origin.port)\(Self.segment)"
-        _ = try await TestHTTP.get(server.url(target))
-        try await HitPathTests.waitForEntries(1, on: server)
+        let (server, target) = try await Self.serverWithCachedSegment(origin)
         let before = try await Self.eventLoopHits(server)
         let port = server.port
         let answer = try await offPool { () -> RawConnection.Answer in
@@ -52,11 +58,8 @@ struct HitFrontTests {
         let origin = StreamOrigin()
         try await origin.start()
         defer { origin.stop() }
-        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
-        let hit = "/o/http/127.0.0.1:\(origin.port)\(Self.segment)"
+        let (server, hit) = try await Self.serverWithCachedSegment(origin)
         let miss = "/o/http/127.0.0.1:\(origin.port)/fmp4/seg2.m4s"
-        _ = try await TestHTTP.get(server.url(hit))
-        try await HitPathTests.waitForEntries(1, on: server)
         let port = server.port
         let answers = try await offPool { () -> [RawConnection.Answer] in
             let connection = try RawConnection(port: port, timeout: 10)
@@ -78,11 +81,8 @@ struct HitFrontTests {
         let origin = StreamOrigin()
         try await origin.start()
         defer { origin.stop() }
-        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
+        let (server, hit) = try await Self.serverWithCachedSegment(origin)
         let base = "/o/http/127.0.0.1:\(origin.port)"
-        let hit = base + Self.segment
-        _ = try await TestHTTP.get(server.url(hit))
-        try await HitPathTests.waitForEntries(1, on: server)
         let port = server.port
         // Each miss a new object; the front asks for every read itself while nothing it handed on is in hand, and
         // through the whole pipeline while a miss is with the responder.
@@ -114,10 +114,7 @@ struct HitFrontTests {
         let origin = StreamOrigin()
         try await origin.start()
         defer { origin.stop() }
-        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
-        let hit = "/o/http/127.0.0.1:\(origin.port)\(Self.segment)"
-        _ = try await TestHTTP.get(server.url(hit))
-        try await HitPathTests.waitForEntries(1, on: server)
+        let (server, hit) = try await Self.serverWithCachedSegment(origin)
         let before = try await Self.eventLoopHits(server)
         let port = server.port
         let answers = try await offPool { () -> [RawConnection.Answer] in

@@ -23,15 +23,15 @@ final class FrontReads {
     private var held = false
 
     /// The front is in the pipeline: it takes the reads over, and asks for the first one if the channel is active
-    /// already (else ``channelActive(context:holding:)`` does).
-    func takeOver(context: ChannelHandlerContext, holding: Bool) {
+    /// already (else ``channelActive(context:)`` does). Nothing is written before the first read: nothing holds it.
+    func takeOver(context: ChannelHandlerContext) {
         asksForReads = (try? context.channel.syncOptions?.setOption(ChannelOptions.autoRead, value: false)) != nil
-        if asksForReads, context.channel.isActive { read(context: context, holding: holding) }
+        if asksForReads, context.channel.isActive { context.read() }
     }
 
     /// The channel is active: its first read.
-    func channelActive(context: ChannelHandlerContext, holding: Bool) {
-        if asksForReads { read(context: context, holding: holding) }
+    func channelActive(context: ChannelHandlerContext) {
+        if asksForReads { context.read() }
     }
 
     /// A read ended: the next one, as `autoRead` would ask for it. From here only when `shortcut` (the front reads

@@ -232,11 +232,11 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        reads.takeOver(context: context, holding: holdsReads(context))
+        reads.takeOver(context: context)
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        reads.channelActive(context: context, holding: holdsReads(context))
+        reads.channelActive(context: context)
         context.fireChannelActive()
     }
 
@@ -303,9 +303,7 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
         self.parked = nil
         connection.eventLoopAnswerAbandoned()
         handedOn += 1
-        if parked.request.closes {
-            mode = .handedOver
-        }
+        if parked.request.closes { mode = .handedOver }
         handsOnPlanned = true
         context.fireChannelRead(wrapInboundOut(parked.head))
         handsOnPlanned = false
