@@ -6,7 +6,7 @@ import Testing
 /// playlists; the same answers as the async responder, in request order, and safe when clients misbehave.
 @Suite("Event-loop hit path")
 struct HitPathTests {
-    /// A 6 MiB object: larger than the memory tier admits (4 MiB), so its hits are sent from the entry file.
+    /// A 6 MiB object: larger than the memory tier admits (64 KiB), so its hits are sent from the entry file.
     static let largePath = "/large/6291456.ts"
 
     @Test("a hit sent with sendfile has the bytes and headers the async responder sends, for GET, HEAD and ranges")
@@ -84,6 +84,36 @@ struct HitPathTests {
         let metrics = try await TestHTTP.get(server.url("/metrics")).text
         #expect(metrics.contains(#"hlscache_event_loop_hits_total{body="memory"} 1"#), "\(metrics)")
         #expect(origin.count("/fmp4/index.m3u8") == 1)
+        await server.stop()
+    }
+
+    @Test("a hit of up to 64 KiB is sent from memory, a larger one from its entry file, both with the origin's bytes")
+    func memoryTierStopsWhereSendfileIsCheaper() async throws {
+        let origin = StreamOrigin()
+        try await origin.start()
+        defer { origin.stop() }
+        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
+        let sizes = [65_536, 65_537, 2_097_152]
+        for size in sizes {
+            _ = try await TestHTTP.get(server.proxied(origin.url("/large/\(size).ts")))
+        }
+        try await Self.waitForEntries(sizes.count, on: server)
+        var bodies: [String] = []
+        for size in sizes {
+            let (memory, file) = (
+                try await server.metric(#"hlscache_event_loop_hits_total{body="memory"}"#),
+                try await server.metric(#"hlscache_event_loop_hits_total{body="sendfile"}"#)
+            )
+            let hit = try await TestHTTP.get(server.proxied(origin.url("/large/\(size).ts")))
+            #expect(hit.header("x-cache") == "HIT")
+            #expect(sameBytes(hit.body, StreamOrigin.pattern(count: size)), "\(size)")
+            if try await server.metric(#"hlscache_event_loop_hits_total{body="memory"}"#) == memory + 1 {
+                bodies.append("memory")
+            } else if try await server.metric(#"hlscache_event_loop_hits_total{body="sendfile"}"#) == file + 1 {
+                bodies.append("sendfile")
+            }
+        }
+        #expect(bodies == ["memory", "sendfile", "sendfile"])
         await server.stop()
     }
 

@@ -30,13 +30,15 @@ struct HotObjectsTests {
         #expect(hot.buffer(for: Self.metadata("http://o/b.key", length: 16)) == nil)
     }
 
-    @Test("admits objects up to an eighth of the budget and at most 4 MiB")
+    @Test("admits objects up to an eighth of the budget and at most 64 KiB")
     func admission() {
         let hot = HotObjects(maxBytes: 800)
         #expect(hot.admits(100) && !hot.admits(101) && !hot.admits(0))
         hot.keep(Self.buffer(101), for: Self.metadata("http://o/big", length: 101))
         #expect(hot.usage.objects == 0)
-        #expect(HotObjects(maxBytes: 1 << 30).maxObjectBytes == 4 << 20)
+        let large = HotObjects(maxBytes: 1 << 30)
+        #expect(large.maxObjectBytes == 64 << 10)
+        #expect(large.admits(64 << 10) && !large.admits((64 << 10) + 1))
     }
 
     @Test("stays within its bound under churn, and an object used since the last pass survives eviction")
