@@ -29,9 +29,11 @@ struct ChildProcessTests {
     @Test("a program its test drops without stopping it (a test that failed first) is ended, children and all")
     func droppedProgramIsEnded() async throws {
         // A shell that ends its child when told to (as nginx's master ends its workers), and one that ignores SIGTERM.
+        // Each sets its trap before it prints an id: the objects are dropped, and SIGTERM sent, as soon as the ids are
+        // read (with the trap set after the echo, a busy machine let SIGTERM end the shell first, and its child ran on).
         let pids = try await offPool { () -> [pid_t] in
             let parent = try ChildProcess(
-                "/bin/sh", ["-c", "sleep 60 & child=$!; echo $child; trap 'kill $child; exit 0' TERM; wait"])
+                "/bin/sh", ["-c", "trap 'kill $child; exit 0' TERM; sleep 60 & child=$!; echo $child; wait"])
             let stubborn = try ChildProcess("/bin/sh", ["-c", "trap '' TERM; echo $$; sleep 60"])
             var grandchild: pid_t = 0
             for _ in 0..<500 where grandchild == 0 {
