@@ -9,9 +9,9 @@ import Synchronization
 /// An object is admitted on its first hit (a hit means it was asked for before) when it is at most
 /// ``maxObjectBytes``: small enough that copying it into the socket costs less than opening its entry file and
 /// sending that with `sendfile`, which the kernel does without a copy. Larger hits go from their file
-/// (``largestObjectBytes`` says where the two meet). Each hit is still looked up in the disk cache first, so eviction and replacement there
-/// are respected: a buffer is used only while the entry's length and fetch time match. Eviction is CLOCK
-/// (second chance): an object used since the hand last passed survives one more round.
+/// (``largestObjectBytes`` says where the two meet). Each hit is still looked up in the disk cache first, so
+/// eviction and replacement there are respected: a buffer is used only while the entry's length and fetch time
+/// match. Eviction is CLOCK (second chance): an object used since the hand last passed survives one more round.
 final class HotObjects: Sendable {
     private struct Entry {
         var buffer: ByteBuffer
@@ -26,9 +26,9 @@ final class HotObjects: Sendable {
     private let entries: Mutex<ClockMap<CacheKey, Entry>>
 
     /// The largest object the tier admits, whatever its budget. Measured on a 2-core Xeon VM (wrk -t2 -c64, loopback,
-    /// hits of one object): from memory 67-69k answers/s at 16 and 32 KiB against 53-59k from the file; even at
-    /// 64 KiB (49-55k both); from the file 12% more at 100 KiB and 35% more at 2 MiB (2.2-2.5k against 2.9-3.2k, where
-    /// nginx's `sendfile` gave 3.2-3.4k).
+    /// hits of one object, answers per second): from memory 55-69k at 16 KiB and 67-69k at 32 KiB, against 53-63k
+    /// and 53-59k from the file; even at 64 KiB (49-55k both); from the file 12% more at 100 KiB and 35% more at
+    /// 2 MiB (2.9-3.2k against 2.2-2.5k from memory, where nginx's `sendfile` gave 3.2-3.4k).
     static let largestObjectBytes = 64 << 10
 
     /// - Parameter maxBytes: the bound; objects up to an eighth of it (at most ``largestObjectBytes``) are admitted.
