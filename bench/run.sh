@@ -117,6 +117,8 @@ run_origin() {
     for _ in 1 2 3 4 5; do
         ours=$("$bin" origin "$url" "$count" "$concurrency")
         echo "ours $(echo "$ours" | awk '/origin_fetch_seconds/ {print $2}') $(echo "$ours" | awk '/origin_fetch_peak_rss_mb/ {print $2}')"
+        # The same client with one worker thread (the default is one per core): what one thread's copies cost.
+        echo "one $("$bin" origin "$url" "$count" "$concurrency" 1 | awk '/origin_fetch_seconds/ {print $2}')"
         theirs=$(python3 - "$config" "$concurrency" <<'PY'
 import resource, subprocess, sys, time
 start = time.monotonic()
@@ -136,6 +138,8 @@ PY
     awk -v s="$curl_seconds" -v n="$count" 'BEGIN { printf "curl_cli_fetch_gbps %.2f\n", n * 2097152 * 8 / s / 1e9 }'
     awk '$1 == "theirs" && $3 > m { m = $3 } END { printf "curl_cli_peak_rss_mb %.1f\n", m }' "$rounds"
     awk -v a="$ours_seconds" -v b="$curl_seconds" 'BEGIN { printf "origin_vs_curl_cli %.2f\n", b / a }'
+    awk -v a="$(awk '$1 == "one" { print $2 }' "$rounds" | median)" -v b="$curl_seconds" \
+        'BEGIN { printf "origin_one_thread_vs_curl_cli %.2f\n", b / a }'
     rm -f "$rounds"
     stop_nginx
     rm -rf "$root"

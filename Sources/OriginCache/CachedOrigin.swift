@@ -53,6 +53,8 @@ public final class CachedOrigin: Sendable {
         // LL-HLS blocking reloads: the origin holds them until the part exists, up to three target durations.
         clientConfiguration.timeouts.firstByte = max(configuration.originTimeout, .seconds(30))
         clientConfiguration.maxRetries = 0
+        // Blocked reloads wait, they hardly copy: one thread carries them all.
+        clientConfiguration.workerThreads = 1
         blockingClient = try OriginClient(configuration: clientConfiguration)
         let source = OriginObjectSource(
             client: client,

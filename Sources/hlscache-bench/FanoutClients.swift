@@ -86,7 +86,7 @@ enum FanoutClients {
             }
         }
         if let sample = clients.first(where: { $0.completedAt != nil }), let length = sample.answerLength {
-            FileManager.default.createFile(atPath: values[4], contents: Data(sample.bytes[..<length]))
+            _ = FileManager.default.createFile(atPath: values[4], contents: Data(sample.bytes[..<length]))
         }
         say(report + "end")
         for client in clients { close(client.descriptor) }

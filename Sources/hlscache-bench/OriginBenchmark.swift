@@ -1,12 +1,14 @@
 import Foundation
 import OriginClient
 
-/// `hlscache-bench origin URL COUNT CONCURRENCY`: fetches URL COUNT times through ``OriginClient``, at most
-/// CONCURRENCY at once, checks every length, and prints throughput and peak RSS.
+/// `hlscache-bench origin URL COUNT CONCURRENCY [THREADS]`: fetches URL COUNT times through ``OriginClient`` (with
+/// THREADS worker threads, by default the client's default), at most CONCURRENCY at once, checks every length, and
+/// prints throughput and peak RSS.
 enum OriginBenchmark {
-    static func run(url: String, count: Int, concurrency: Int) async throws {
-        let client = try OriginClient(
-            configuration: OriginClientConfiguration(policy: AddressPolicy(allowedHosts: ["127.0.0.1"])))
+    static func run(url: String, count: Int, concurrency: Int, threads: Int) async throws {
+        var configuration = OriginClientConfiguration(policy: AddressPolicy(allowedHosts: ["127.0.0.1"]))
+        configuration.workerThreads = threads
+        let client = try OriginClient(configuration: configuration)
         defer { client.shutdown() }
         let start = ContinuousClock.now
         let total = try await withThrowingTaskGroup(of: Int.self) { group in

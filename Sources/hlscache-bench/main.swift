@@ -1,5 +1,6 @@
 import Foundation
 import HLSPlaylist
+import OriginClient
 import SegmentCache
 
 /// hlscache's benchmark driver: `hlscache-bench NAME [ARGS]` prints `name value` lines.
@@ -74,11 +75,13 @@ case "rewrite-generate":
     try Data(generatedVOD(segments: 10_000)).write(to: URL(fileURLWithPath: path))
 case "origin":
     let values = Array(arguments.dropFirst())
-    guard values.count == 3, let count = Int(values[1]), let concurrency = Int(values[2]) else {
-        FileHandle.standardError.write(Data("usage: hlscache-bench origin URL COUNT CONCURRENCY\n".utf8))
+    guard (3...4).contains(values.count), let count = Int(values[1]), let concurrency = Int(values[2]),
+        let threads = values.count == 4 ? Int(values[3]) : OriginClientConfiguration.defaultWorkerThreads
+    else {
+        FileHandle.standardError.write(Data("usage: hlscache-bench origin URL COUNT CONCURRENCY [THREADS]\n".utf8))
         exit(64)
     }
-    try await OriginBenchmark.run(url: values[0], count: count, concurrency: concurrency)
+    try await OriginBenchmark.run(url: values[0], count: count, concurrency: concurrency, threads: threads)
 case "cache":
     try await CacheBenchmark.run()
 case "dash-generate":
@@ -92,7 +95,7 @@ case "fanout-clients":
 default:
     FileHandle.standardError.write(
         Data(
-            ("usage: hlscache-bench rewrite [LARGEST_CORPUS_FILE] | rewrite-generate FILE | origin URL COUNT CONCURRENCY"
+            ("usage: hlscache-bench rewrite [LARGEST_CORPUS_FILE] | rewrite-generate FILE | origin URL COUNT CONCURRENCY [THREADS]"
                 + " | cache | dash-generate FILE | dash FILE | fanout-clients PORT TARGET COUNT TIMEOUT SAMPLE_FILE\n")
                 .utf8))
     exit(64)

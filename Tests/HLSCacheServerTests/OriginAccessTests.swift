@@ -67,6 +67,25 @@ struct OriginAccessTests {
         }
     }
 
+    @Test("--origin-threads sets how many threads fetch from origins; a count outside 1 to 64 is refused at startup")
+    func originThreadsSetsTheFetchingThreads() async throws {
+        try await withServer(arguments: ["--origin-threads", "3"]) { server, origin in
+            let segment = try await TestHTTP.get(server.proxied(origin.url("/fmp4/seg0.m4s")))
+            #expect(segment.status == 200)
+            let names = server.threadNames
+            #expect(["hlscache-curl0", "hlscache-curl1", "hlscache-curl2"].allSatisfy(names.contains), "\(names)")
+        }
+        try await withServer(environment: ["HLSCACHE_ORIGIN_THREADS": "1"]) { server, origin in
+            let segment = try await TestHTTP.get(server.proxied(origin.url("/fmp4/seg0.m4s")))
+            #expect(segment.status == 200)
+            #expect(!server.threadNames.contains("hlscache-curl1"), "\(server.threadNames)")
+        }
+        let refused = try await ChildProcess.run(
+            ServerProcess.binary.path, ["serve", "--origin-threads", "0"], timeout: 30)
+        #expect(refused.status != 0)
+        #expect(refused.errors.contains("--origin-threads must be 1 to 64"), "\(refused.errors)")
+    }
+
     @Test("with --upstream-proxy every origin request of serve and prefetch goes through it; NO_PROXY hosts do not")
     func upstreamProxyCarriesEveryRequest() async throws {
         let proxy = try ForwardProxy()

@@ -25,10 +25,12 @@ final class FleetReadAhead: Sendable {
         mapping = PlayerURIs.mapping(configuration, base: "")
         let timeouts = OriginTimeouts(
             connect: .seconds(2), firstByte: .seconds(5), stall: .seconds(5), total: .seconds(10))
-        client = try OriginClient(
-            configuration: OriginClientConfiguration(
-                policy: AddressPolicy(allowedHosts: [host], allowPrivateNetworks: false), timeouts: timeouts,
-                maxRedirects: 0, maxRetries: 0))
+        var clientConfiguration = OriginClientConfiguration(
+            policy: AddressPolicy(allowedHosts: [host], allowPrivateNetworks: false), timeouts: timeouts,
+            maxRedirects: 0, maxRetries: 0)
+        // Read-ahead requests are answered 202 with no body: one thread carries them all.
+        clientConfiguration.workerThreads = 1
+        client = try OriginClient(configuration: clientConfiguration)
     }
 
     /// Asks the owner of `key` to fill it.

@@ -105,6 +105,15 @@ public final class ServerProcess: Sendable {
         return (Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0) * 1024
     }
 
+    /// The names of the server's threads (`/proc/<pid>/task/*/comm`).
+    public var threadNames: [String] {
+        let tasks = "/proc/\(process.processIdentifier)/task"
+        let ids = (try? FileManager.default.contentsOfDirectory(atPath: tasks)) ?? []
+        return ids.compactMap { id in
+            (try? String(contentsOfFile: "\(tasks)/\(id)/comm", encoding: .utf8))?.trimmingCharacters(in: .newlines)
+        }
+    }
+
     /// CPU time the server has used, in clock ticks (user and system, `/proc/<pid>/stat`).
     public var cpuTicks: Int {
         let stat = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8)) ?? ""

@@ -1,5 +1,5 @@
 /// How origins are reached, as the operator configures it once for every origin client of a process (`serve`'s and
-/// `prefetch`'s): headers the CDN insists on, the `User-Agent`, and an upstream proxy.
+/// `prefetch`'s): headers the CDN insists on, the `User-Agent`, an upstream proxy, and how many threads fetch.
 public struct OriginAccess: Sendable, Equatable {
     /// Headers for every host or the hosts of a pattern (`--origin-header`).
     public var headers: [OriginHeader] = []
@@ -9,6 +9,8 @@ public struct OriginAccess: Sendable, Equatable {
     public var proxy: String?
     /// Hosts reached directly despite the proxy (`NO_PROXY`).
     public var noProxy: [String] = []
+    /// Threads running transfers (`--origin-threads`); `nil`: ``OriginClientConfiguration/defaultWorkerThreads``.
+    public var workerThreads: Int?
 
     /// Direct connections, default headers.
     public init() {}
@@ -18,8 +20,9 @@ public struct OriginAccess: Sendable, Equatable {
 }
 
 extension OriginClientConfiguration {
-    /// Takes the operator's headers, `User-Agent` and proxy.
+    /// Takes the operator's headers, `User-Agent`, proxy and thread count.
     public mutating func apply(_ access: OriginAccess) {
+        if let threads = access.workerThreads { workerThreads = threads }
         originHeaders = access.headers
         if let userAgent = access.userAgent { self.userAgent = userAgent }
         proxy = access.proxy

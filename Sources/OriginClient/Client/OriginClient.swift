@@ -2,8 +2,9 @@ import Synchronization
 
 /// Fetches from HLS origins over libcurl, streaming bodies with backpressure.
 ///
-/// One curl multi handle, driven by one dedicated thread, runs every transfer; connections are
-/// reused through curl's connection cache, and DNS answers and TLS sessions are shared.
+/// ``OriginClientConfiguration/workerThreads`` curl multi handles, each driven by a dedicated thread, run the
+/// transfers; a transfer goes to the thread with the fewest. Each thread reuses connections through its curl
+/// connection cache and shares DNS answers and TLS sessions among its transfers.
 /// Every connection, on every redirect hop, is checked by the ``AddressPolicy`` after DNS
 /// resolution and before any byte is sent.
 ///
@@ -20,27 +21,38 @@ import Synchronization
 public final class OriginClient: OriginFetching, Sendable {
     /// The configuration the client was created with.
     public let configuration: OriginClientConfiguration
-    private let worker: CurlWorker
+    private let workers: [CurlWorker]
+    /// Where the next search for the least busy worker starts, so that ties go round.
+    private let rotation = Atomic<UInt>(0)
 
-    /// Creates a client and starts its worker thread.
+    /// Creates a client and starts its worker threads.
     /// - Parameter configuration: policy, timeouts, limits and transport options.
     /// - Throws: ``OriginError`` of kind ``OriginError/Kind/invalidConfiguration`` when the configuration is
     ///   unusable or libcurl cannot start.
     public init(configuration: OriginClientConfiguration = OriginClientConfiguration()) throws {
         try configuration.validate()
         self.configuration = configuration
-        self.worker = try CurlWorker(configuration: configuration)
+        var started: [CurlWorker] = []
+        do {
+            for index in 0..<configuration.workerThreads {
+                started.append(try CurlWorker(configuration: configuration, name: "hlscache-curl\(index)"))
+            }
+        } catch {
+            for worker in started { worker.shutdown() }
+            throw error
+        }
+        self.workers = started
     }
 
     deinit {
-        worker.shutdown()
+        for worker in workers { worker.shutdown() }
     }
 
     /// Stops the client: transfers in progress fail with ``OriginError/Kind/shutDown``, later fetches too.
     ///
-    /// Blocks until the worker thread has ended; calling it again does nothing.
+    /// Blocks until the worker threads have ended; calling it again does nothing.
     public func shutdown() {
-        worker.shutdown()
+        for worker in workers { worker.shutdown() }
     }
 
     /// Body bytes received from origins and not yet read, over all transfers.
@@ -48,12 +60,17 @@ public final class OriginClient: OriginFetching, Sendable {
     /// Bounded by about ``OriginClientConfiguration/maxBufferedBytesPerTransfer`` (plus one write of curl's, at most
     /// its 256 KiB receive buffer) per transfer in progress.
     public var bufferedBytes: Int {
-        worker.counters.bufferedBytes.load(ordering: .relaxed)
+        workers.reduce(0) { $0 + $1.counters.bufferedBytes.load(ordering: .relaxed) }
     }
 
     /// Transfers holding a curl handle: started and not yet finished, failed or cancelled.
     public var activeTransfers: Int {
-        worker.counters.activeTransfers.load(ordering: .relaxed)
+        workers.reduce(0) { $0 + $1.counters.activeTransfers.load(ordering: .relaxed) }
+    }
+
+    /// Transfers holding a curl handle, per worker thread, in the threads' order.
+    package var activeTransfersPerWorker: [Int] {
+        workers.map { $0.counters.activeTransfers.load(ordering: .acquiring) }
     }
 
     /// Starts a fetch and returns once the final response's status and headers have arrived.
@@ -65,6 +82,7 @@ public final class OriginClient: OriginFetching, Sendable {
     /// - Throws: ``OriginError``.
     public func fetch(_ request: OriginRequest) async throws -> OriginResponse {
         let prepared = try PreparedRequest(request, configuration: configuration)
+        let worker = leastBusyWorker()
         let transfer = Transfer(
             id: worker.makeTransferID(),
             request: prepared,
@@ -75,5 +93,19 @@ public final class OriginClient: OriginFetching, Sendable {
         let lease = TransferLease(transfer)
         let head = try await transfer.awaitHead()
         return OriginResponse(head: head, body: OriginBody(lease: lease))
+    }
+
+    /// The worker with the fewest transfers submitted and not yet finished; ties go round.
+    private func leastBusyWorker() -> CurlWorker {
+        guard workers.count > 1 else { return workers[0] }
+        let start = Int(rotation.wrappingAdd(1, ordering: .relaxed).oldValue % UInt(workers.count))
+        var best = workers[start]
+        var bestLoad = best.counters.submittedTransfers.load(ordering: .relaxed)
+        for offset in 1..<workers.count {
+            let candidate = workers[(start + offset) % workers.count]
+            let load = candidate.counters.submittedTransfers.load(ordering: .relaxed)
+            if load < bestLoad { (best, bestLoad) = (candidate, load) }
+        }
+        return best
     }
 }

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The version of hlscache, sent in the default `User-Agent`.
 package let hlscacheVersion = "0.1.0"
 
@@ -33,6 +37,18 @@ public struct OriginClientConfiguration: Sendable {
     public var maxBodyBytes: Int64?
     /// The most body bytes buffered per transfer ahead of a slow reader before the transfer is paused.
     public var maxBufferedBytesPerTransfer: Int
+    /// How many threads run transfers, each with its own curl multi handle (and so its own connection, DNS and TLS
+    /// session caches); a new transfer goes to the thread with the fewest. Default ``defaultWorkerThreads``.
+    ///
+    /// One thread is the ceiling of a busy client: it copies every byte twice, from the socket into curl's buffer
+    /// and from there into the reader's chunk. On a 2-core VM on loopback, one thread fetched 2 MiB objects at
+    /// 0.65-0.83 of the curl command line's rate; two threads, one per core, fetch ahead of it.
+    public var workerThreads: Int = OriginClientConfiguration.defaultWorkerThreads
+
+    /// One thread per online processor, at most 4: as many copies in parallel as there are cores to run them.
+    public static var defaultWorkerThreads: Int {
+        min(4, max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+    }
 
     /// The proxy a request to `host` goes through, or `nil` for a direct connection.
     func proxy(for host: String) -> String? {
@@ -98,6 +114,7 @@ public struct OriginClientConfiguration: Sendable {
         guard maxRedirects >= 0 else { throw invalid("maxRedirects must not be negative") }
         guard maxRetries >= 0 else { throw invalid("maxRetries must not be negative") }
         guard maxBufferedBytesPerTransfer > 0 else { throw invalid("maxBufferedBytesPerTransfer must be positive") }
+        guard (1...64).contains(workerThreads) else { throw invalid("workerThreads must be between 1 and 64") }
         guard (maxBodyBytes ?? 0) >= 0 else { throw invalid("maxBodyBytes must not be negative") }
         if let field = PreparedRequest.invalidHeader(in: extraHeaders) {
             throw invalid("extra header \(field) has an invalid name or value")

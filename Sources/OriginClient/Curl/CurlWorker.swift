@@ -43,7 +43,10 @@ final class CurlWorker: Sendable {
     private let nextID = Atomic<UInt64>(1)
 
     /// Creates the multi and share handles and starts the worker thread.
-    init(configuration: OriginClientConfiguration) throws(OriginError) {
+    /// - Parameters:
+    ///   - configuration: the client's configuration.
+    ///   - name: the thread's name (at most 15 bytes are kept).
+    init(configuration: OriginClientConfiguration, name: String) throws(OriginError) {
         try CurlGlobal.initialize()
         let wake = hlscache_wake_fd_open()
         guard wake >= 0 else {
@@ -67,7 +70,7 @@ final class CurlWorker: Sendable {
         let handles = Handles(multi: multi, share: share)
 
         do {
-            let started = try WorkerThread.spawn(name: "hlscache-curl") { [self, handles] in
+            let started = try WorkerThread.spawn(name: name) { [self, handles] in
                 WorkerLoop(worker: self, handles: handles, configuration: configuration).run()
             }
             thread.withLock { $0 = started }
@@ -94,6 +97,7 @@ final class CurlWorker: Sendable {
         let queued = inbox.withLock { inbox in
             guard !inbox.closed else { return false }
             inbox.commands.append(command)
+            if case .start = command { counters.submittedTransfers.add(1, ordering: .relaxed) }
             return true
         }
         if queued { hlscache_wake_fd_signal(wakeDescriptor) }

@@ -222,10 +222,9 @@ extension EasyTransfer {
 
     /// The minimum-rate check: `nil` while the body streams fast enough; the timeout once a whole window passed
     /// below ``OriginTimeouts/minimumRate``.
-    private func slowRate(adding count: Int) -> OriginError? {
+    private func slowRate(adding count: Int, now: ContinuousClock.Instant) -> OriginError? {
         let timeouts = effectiveTimeouts
         guard timeouts.minimumRate > 0 else { return nil }
-        let now = ContinuousClock.now
         guard let start = rateWindowStart else {
             rateWindowStart = now
             rateWindowBytes = Int64(count)
@@ -245,7 +244,8 @@ extension EasyTransfer {
 
     /// `CURLOPT_WRITEFUNCTION`: body bytes (decoded when gzip was accepted).
     private func onBody(_ bytes: UnsafeRawBufferPointer) -> Int {
-        lastByteAt = .now
+        let now = ContinuousClock.now
+        lastByteAt = now
         switch phase {
         case .awaitingHeaders:
             return bytes.count
@@ -265,7 +265,7 @@ extension EasyTransfer {
             failure = .bodyTooLong(url: currentURL, received: total, expected: expected)
             return 0
         }
-        if let slow = slowRate(adding: bytes.count) {
+        if let slow = slowRate(adding: bytes.count, now: now) {
             failure = slow
             return 0
         }

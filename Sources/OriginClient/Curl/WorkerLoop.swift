@@ -32,6 +32,7 @@ final class WorkerLoop {
             if closed {
                 for case .start(let transfer) in commands {
                     transfer.finish(.failed(.shutDown(url: transfer.request.url)))
+                    worker.counters.submittedTransfers.subtract(1, ordering: .relaxed)
                 }
                 break
             }
@@ -76,6 +77,7 @@ final class WorkerLoop {
                 transfer: transfer, configuration: configuration, share: share, handOvers: handOvers)
         } catch {
             transfer.finish(.failed(error))
+            worker.counters.submittedTransfers.subtract(1, ordering: .relaxed)
             return
         }
         transfers[transfer.id] = easy
@@ -145,7 +147,9 @@ final class WorkerLoop {
         transfers[easy.transfer.id] = nil
         byHandle[easy.handle] = nil
         easy.cleanup()
-        worker.counters.activeTransfers.subtract(1, ordering: .relaxed)
+        // In this order: whoever sees the transfer gone from `activeTransfers` sees it gone from the other too.
+        worker.counters.submittedTransfers.subtract(1, ordering: .relaxed)
+        worker.counters.activeTransfers.subtract(1, ordering: .releasing)
     }
 }
 

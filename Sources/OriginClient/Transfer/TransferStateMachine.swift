@@ -230,7 +230,8 @@ struct TransferStateMachine {
             body.resumeRequested = false
             return .pause
         }
-        if let last = body.chunks.indices.last, body.chunks[last].count + bytes.count <= chunkCapacity {
+        let last = body.chunks.count - 1
+        if last >= 0, body.chunks[last].count + bytes.count <= chunkCapacity {
             body.chunks[last].append(contentsOf: bytes)
         } else {
             var chunk: [UInt8] = []

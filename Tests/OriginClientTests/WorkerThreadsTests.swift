@@ -1,0 +1,74 @@
+import HLSCacheTesting
+import Testing
+
+@testable import OriginClient
+
+/// A client runs its transfers on several curl threads: each new transfer on the least busy one, bodies whole.
+@Suite(.timeLimit(.minutes(1))) struct WorkerThreadsTests {
+    @Test func aNewTransferGoesToTheWorkerWithTheFewest() async throws {
+        // `/done` is answered whole; anything else gets its head and a first kilobyte, then waits.
+        let origin = try RawOrigin { _, connection in
+            guard let request = connection.readRequest() else { return }
+            if request.hasPrefix("GET /done") {
+                connection.send("HTTP/1.1 200 OK\r\nContent-Length: 3\r\nConnection: close\r\n\r\nend")
+                return
+            }
+            connection.send("HTTP/1.1 200 OK\r\nContent-Length: 1048576\r\n\r\n")
+            connection.send([UInt8](repeating: 0x46, count: 1024))
+            _ = connection.waitForPeerClose(timeout: .seconds(20))
+        }
+        defer { origin.stop() }
+        let client = try makeClient { $0.workerThreads = 2 }
+        defer { client.shutdown() }
+
+        var held = [try await client.fetch(OriginRequest(url: "\(origin.base)/held-1.ts"))]
+        #expect(client.activeTransfersPerWorker == [1, 0])
+        // The second thread takes this one (and may have finished it by now).
+        let done = try await client.fetch(OriginRequest(url: "\(origin.base)/done"))
+        #expect(try await readAll(done.body) == Array("end".utf8))
+        #expect(try await eventually { client.activeTransfersPerWorker == [1, 0] })
+        // Turn by turn this one would go to the first thread; the second has none.
+        held.append(try await client.fetch(OriginRequest(url: "\(origin.base)/held-2.ts")))
+        #expect(client.activeTransfersPerWorker == [1, 1])
+        held.append(try await client.fetch(OriginRequest(url: "\(origin.base)/held-3.ts")))
+        held.append(try await client.fetch(OriginRequest(url: "\(origin.base)/held-4.ts")))
+        #expect(client.activeTransfersPerWorker == [2, 2])
+        held.removeAll()
+        #expect(try await eventually { client.activeTransfers == 0 })
+    }
+
+    @Test func bodiesFetchedAtOnceOverThreeThreadsArriveWhole() async throws {
+        try await StreamOrigin.withRunning { origin in
+            let client = try makeClient { $0.workerThreads = 3 }
+            defer { client.shutdown() }
+            let size = 3 << 20
+            let results = try await withThrowingTaskGroup(of: (count: Int, mismatches: Int).self) { group in
+                for index in 0..<9 {
+                    group.addTask {
+                        let response = try await client.fetch(
+                            OriginRequest(url: origin.url("/bytes/\(size)?n=\(index)")))
+                        return try await readPattern(response.body)
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(results.count == 9)
+            #expect(results.allSatisfy { $0.count == size && $0.mismatches == 0 }, "\(results)")
+            #expect(try await eventually { client.activeTransfers == 0 && client.bufferedBytes == 0 })
+        }
+    }
+
+    @Test(arguments: [0, 65])
+    func aThreadCountOutsideOneToSixtyFourIsRefused(threads: Int) {
+        var configuration = OriginClientConfiguration()
+        configuration.workerThreads = threads
+        let error = #expect(throws: OriginError.self) { _ = try OriginClient(configuration: configuration) }
+        #expect(error?.kind == .invalidConfiguration)
+    }
+
+    private func readAll(_ body: OriginBody) async throws -> [UInt8] {
+        var bytes: [UInt8] = []
+        for try await chunk in body { bytes += chunk }
+        return bytes
+    }
+}
