@@ -50,6 +50,8 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
     private var finishDeferred = false
     /// Whether a flush is asked for at the end of the event loop's round (``EventLoopFlushes``).
     private var flushAsked = false
+    /// `TCP_CORK` while a head waits in the channel for the file region behind it, until the flush.
+    private var cork = SocketCork()
     /// The blocking reload parked here, with its head's bytes, for the decoder should it go on after all.
     private var parked: Parked?
     /// The parked request's numbering and its rendering wait.
@@ -292,6 +294,7 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
             send(answer, body: body, closing: parked.request.closes, context: context)
             if parked.request.closes { mode = .closing }
             context.flush()
+            cork.off(context.channel)
         case .handOn:
             unpark(context: context)
         }
@@ -330,6 +333,7 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
         if var inlined { head.writeBuffer(&inlined) }
         let written = context.eventLoop.makePromise(of: Void.self)
         if let rest {
+            if case .fileRegion = rest { cork.on(context.channel) }
             context.write(wrapOutboundOut(.byteBuffer(head)), promise: nil)
             context.write(wrapOutboundOut(rest), promise: written)
         } else {
@@ -355,6 +359,7 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
     func roundEnded(context: ChannelHandlerContext) {
         flushAsked = false
         context.flush()
+        cork.off(context.channel)
     }
 
     /// The largest body copied into its head's buffer (one write instead of two).

@@ -41,6 +41,8 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler, Parki
     private var forwarded = 0
     /// Our answers not yet fully written.
     private var inFlight = AnswersInFlight()
+    /// `TCP_CORK` while a head waits for the file region behind it, until the flush.
+    private var cork = SocketCork()
     private var heldRead = false
     private var heldQuiesce: Any?
     /// The client's half-close, held while an answer of ours is parked or being written: Hummingbird, seeing it,
@@ -203,6 +205,7 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler, Parki
             context.close(promise: nil)
             return
         }
+        if case .fileRegion = body.data { cork.on(context.channel) }
         context.write(wrapOutboundOut(.head(answer.responseHead(closing: closing))), promise: nil)
         let written = context.eventLoop.makePromise(of: Void.self)
         if let data = body.data {
@@ -222,6 +225,7 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler, Parki
             answer.tell(self.connection)
         }
         context.flush()
+        cork.off(context.channel)
     }
 
     /// Our last answer is written: release a held read, quiesce and half-close.
