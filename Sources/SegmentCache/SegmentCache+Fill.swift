@@ -49,6 +49,11 @@ extension SegmentCache {
             writer = makeWriter(for: metadata, prepared: prepared)
         } else {
             prepared?.discard()
+            // An answer that is not kept is shared by the requests already waiting for it, and by no later one: the
+            // flight leaves the table before its head is handed on, so a request that follows one of its readers
+            // (the next viewer, with another token, when tokens are left out of keys) fetches anew instead of joining
+            // an answer that may have ended (Varnish's hit-for-pass does the same).
+            endFlight(flight)
         }
         flight.headArrived(
             FlightHead(
@@ -272,6 +277,8 @@ extension SegmentCache {
     private func fail(_ flight: Flight, _ error: any Error) {
         counters.failedFills.increment()
         log(.debug, "fill failed: \(error)", key: flight.key)
+        // Out of the table first: a request that follows a reader of the failure tries again.
+        endFlight(flight)
         flight.failed(error)
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import HLSCacheTesting
 import SegmentCache
+import Synchronization
 import Testing
 
 @Suite("Failing fills")
@@ -130,6 +131,48 @@ struct FailingFillTests {
         #expect(directory.entryFiles.isEmpty)
 
         _ = try await cache.fetch(key).body.collect()
+        #expect(origin.fetchCount(for: key) == 2)
+        await cache.close()
+    }
+
+    /// Once a reader has the end of a body that is not kept, or a failure, the fill is out of the table: the next
+    /// viewer's request (another token, the same key when tokens are left out of keys) is a fetch of its own, never a
+    /// join of an answer that has ended. The fill's end callback is slowed down: were the end told first, the reader
+    /// would see it 50 ms before the fill left the table.
+    @Test(arguments: [false, true])
+    func aReaderSeesAnUnkeptOrFailedBodyEndOnlyOnceItsFillHasLeftTheTable(failing: Bool) async throws {
+        let directory = CacheDirectory()
+        defer { directory.remove() }
+        let origin = FakeOrigin()
+        let key = failing ? PatternOrigin.key(16) : CacheKey(url: "https://origin.test/missing.ts?token=a")
+        let headGate = Gate()
+        if failing {
+            origin.setBehaviour(
+                FakeOrigin.Behaviour(chunkSize: 4_096, failAfterBytes: 8_192, headGate: headGate), for: key.url)
+        } else {
+            origin.setBody(Array("not found".utf8), for: key.url)
+            origin.setBehaviour(FakeOrigin.Behaviour(status: 404, headGate: headGate), for: key.url)
+        }
+        let cache = try SegmentCache(configuration: directory.configuration(), source: origin)
+        let fetching = Task { try await cache.fetch(key) }
+        #expect(try await eventually { cache.isFilling(key) })
+        let order = Mutex<[String]>([])
+        #expect(
+            cache.whenFillEnds(key) {
+                usleep(50_000)
+                order.withLock { $0.append("fill ended") }
+            })
+        headGate.openForever()
+        let response = try await fetching.value
+        if failing {
+            #expect(await bodyFails(response.body))
+        } else {
+            #expect(try await response.body.collect() == Array("not found".utf8))
+        }
+        order.withLock { $0.append("reader saw the end") }
+        #expect(!cache.isFilling(key))
+        #expect(order.withLock { $0 } == ["fill ended", "reader saw the end"])
+        #expect(try await cache.fetch(key).disposition == .miss)
         #expect(origin.fetchCount(for: key) == 2)
         await cache.close()
     }
