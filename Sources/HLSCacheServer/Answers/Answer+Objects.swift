@@ -76,7 +76,7 @@ extension Answer {
                     return .memory(slice)
                 }
             }
-            if let slice = response.withFileRegion({ FileSlice(region: $0, window: window, url: url) }) ?? nil {
+            if let slice = response.withFileRegion({ FileSlice(region: $0, window: window, url: url) }) {
                 return .file(slice)
             }
         }
@@ -90,7 +90,7 @@ extension Answer {
         let metadata = response.metadata
         if let buffer = hot.buffer(for: metadata) { return buffer }
         guard let length = metadata.contentLength, hot.admits(length),
-            let slice = response.withFileRegion({ FileSlice(region: $0, window: nil, url: metadata.key.url) }) ?? nil,
+            let slice = response.withFileRegion({ FileSlice(region: $0, window: nil, url: metadata.key.url) }),
             let buffer = try? slice.readAll(), buffer.readableBytes == Int(length)
         else { return nil }
         hot.keep(buffer, for: metadata)

@@ -73,11 +73,14 @@ public struct CacheBody: AsyncSequence, Sendable {
 }
 
 /// Where a cached body lies in its entry file, so a server can send it with `sendfile`.
-public struct EntryFileRegion: Sendable, Hashable {
-    /// An open, read-only descriptor of the entry file; valid only inside ``CacheResponse/withFileRegion(_:)``.
+public struct EntryFileRegion: Sendable {
+    /// An open, read-only descriptor of the entry file; valid while ``keeper`` lives. Never close it.
     public let descriptor: CInt
     /// The file offset of the first body byte of the response.
     public let offset: Int64
     /// The number of bytes.
     public let length: Int64
+    /// What keeps ``descriptor`` open: hold it for as long as the descriptor is used past
+    /// ``CacheResponse/withFileRegion(_:)`` (a `sendfile` in flight), instead of a `dup` of the descriptor.
+    public let keeper: any AnyObject & Sendable
 }

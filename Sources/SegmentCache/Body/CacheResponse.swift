@@ -53,15 +53,16 @@ public struct CacheResponse: Sendable {
 
     /// Calls `body` with the entry file's descriptor and where this response's bytes lie in it, for `sendfile`.
     ///
-    /// The descriptor stays open for the duration of the call and must not be closed or kept; `dup` it
-    /// to hand it to something that takes ownership.
+    /// The descriptor stays open for the duration of the call, and after it for as long as the region's `keeper`
+    /// is held; it must never be closed: `dup` it to hand it to something that takes ownership.
     /// - Parameter body: what to do with the region.
     /// - Returns: what `body` returns, or `nil` when the response is not a hit (its bytes are still arriving).
     /// - Throws: what `body` throws.
     public func withFileRegion<Result>(_ body: (EntryFileRegion) throws -> Result) rethrows -> Result? {
         guard case .entry(let file, let bodyOffset) = source, let length = metadata.contentLength else { return nil }
         return try withExtendedLifetime(file) {
-            try body(EntryFileRegion(descriptor: file.descriptor, offset: bodyOffset + start, length: length))
+            try body(
+                EntryFileRegion(descriptor: file.descriptor, offset: bodyOffset + start, length: length, keeper: file))
         }
     }
 }
