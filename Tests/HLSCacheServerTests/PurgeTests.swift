@@ -48,6 +48,34 @@ struct PurgeTests {
         }
     }
 
+    @Test(
+        "a hit being sent from its file when the object is purged arrives whole: the send holds the file open",
+        .timeLimit(.minutes(1)))
+    func purgeDuringASendLeavesItWhole() async throws {
+        try await withServer(arguments: ["--admin-token", Self.token, "--prefetch", "0"]) { server, origin in
+            let size = 16 << 20
+            let path = "/o/http/127.0.0.1:\(origin.port)/large/\(size).ts"
+            #expect(try await Self.cached(server.url(path)))
+            let connection = try RawConnection(port: server.port)
+            connection.send(RawConnection.request("GET", path))
+            // The player stops reading: the rest of the file waits in the server's send.
+            let head = try #require(connection.readResponseHead())
+            #expect(head.lowercased().contains("x-cache: hit"), "\(head)")
+            let first = try connection.read(upTo: 64 << 10)
+            let purged = try await TestHTTP.send("PURGE", server.url(path), headers: [Self.bearer])
+            #expect(purged.status == 200 && purged.text == "{\"purged\":1}\n")
+            var body = first
+            while body.count < size {
+                let more = try connection.read(upTo: min(1 << 20, size - body.count))
+                guard !more.isEmpty else { break }
+                body += more
+            }
+            #expect(body.count == size)
+            #expect(body == StreamOrigin.pattern(count: size), "the purged file's bytes changed under the send")
+            #expect(try await TestHTTP.get(server.url(path)).header("x-cache") == "MISS")
+        }
+    }
+
     @Test("PURGE removes every byte range of an object too")
     func purgeRemovesRanges() async throws {
         try await withServer(arguments: ["--admin-token", Self.token, "--prefetch", "0"]) { server, origin in
