@@ -180,14 +180,20 @@ median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 # Three rounds of wrk -t2 -c64 -d5s on URL_A, then on URL_B: prints NAME_A and NAME_B with their median rps (not
 # for an empty name) and RATIO with the median of the rounds' A/B ratios. One 10 s run each read a 100 KiB ratio of
-# 1.16 in one full run and 0.89 in the next; each round's two figures are taken 5 s apart.
+# 1.16 in one full run and 0.89 in the next; each round's two figures are taken 5 s apart, B first in round 2.
 # Usage: paired NAME_A URL_A NAME_B URL_B RATIO
 paired() {
-    local rounds a b
+    local rounds a b round
     rounds=$(mktemp)
-    for _ in 1 2 3; do
-        a=$(wrk_rps "$2" 64 5)
-        b=$(wrk_rps "$4" 64 5)
+    for round in 1 2 3; do
+        # The second round in the reverse order: a drift of the machine's pace weighs on both sides alike.
+        if [ "$round" = 2 ]; then
+            b=$(wrk_rps "$4" 64 5)
+            a=$(wrk_rps "$2" 64 5)
+        else
+            a=$(wrk_rps "$2" 64 5)
+            b=$(wrk_rps "$4" 64 5)
+        fi
         echo "$a $b"
     done > "$rounds"
     [ -z "$1" ] || echo "$1 $(awk '{ print $1 }' "$rounds" | median)"
@@ -324,7 +330,7 @@ PY
     # log driver would take it) against nginx with its default access log, same objects; and how far that ratio
     # falls below the quiet one (serve_logged_vs_quiet_*: target >= 0.9). Paired, to keep this machine's drift out
     # of a 10% question: a quiet and a logged hlscache on one cache directory, nginx without and with its log, all
-    # four running, measured in turn (5 s each, three rounds; medians of each round's ratios).
+    # four running, measured in turn (3 s each, six rounds; medians of each round's ratios).
     local log_port=18446 logged_port=18447 static_nginx_pid static_nginx_prefix
     static_nginx_pid=$nginx_pid static_nginx_prefix=$nginx_prefix
     start_nginx "$log_port" "$root" logged
@@ -345,15 +351,24 @@ PY
             curl -fs -o /dev/null "$target"
             curl -fs -o /dev/null "$target"
         done
-        # Each round's four figures are taken within 20 s, and the ratios are the medians of each round's ratios:
-        # the machine's pace drifts between rounds (one round's nginx read 45k rps of 100 KiB, another's 31k).
-        local rounds
+        # Each round's four figures are taken within 12 s, and the ratios are the medians of each round's ratios:
+        # the machine's pace drifts between rounds (one round's nginx read 45k rps of 100 KiB, another's 31k; the
+        # same hlscache read 40k, then 56k, four rounds later). Six short rounds, every other one in the reverse
+        # order, so that a drift within a round weighs on both sides of each ratio alike.
+        local rounds round
         rounds=$(mktemp)
-        for _ in 1 2 3; do
-            q=$(wrk_rps "http://127.0.0.1:$port/o/http/127.0.0.1:$origin_port/$name" 64 5)
-            l=$(wrk_rps "http://127.0.0.1:$logged_port/o/http/127.0.0.1:$origin_port/$name" 64 5)
-            nq=$(wrk_rps "http://127.0.0.1:$origin_port/$file" 64 5)
-            nl=$(wrk_rps "http://127.0.0.1:$log_port/$file" 64 5)
+        for round in 1 2 3 4 5 6; do
+            if [ $((round % 2)) = 1 ]; then
+                q=$(wrk_rps "http://127.0.0.1:$port/o/http/127.0.0.1:$origin_port/$name" 64 3)
+                nq=$(wrk_rps "http://127.0.0.1:$origin_port/$file" 64 3)
+                l=$(wrk_rps "http://127.0.0.1:$logged_port/o/http/127.0.0.1:$origin_port/$name" 64 3)
+                nl=$(wrk_rps "http://127.0.0.1:$log_port/$file" 64 3)
+            else
+                nl=$(wrk_rps "http://127.0.0.1:$log_port/$file" 64 3)
+                l=$(wrk_rps "http://127.0.0.1:$logged_port/o/http/127.0.0.1:$origin_port/$name" 64 3)
+                nq=$(wrk_rps "http://127.0.0.1:$origin_port/$file" 64 3)
+                q=$(wrk_rps "http://127.0.0.1:$port/o/http/127.0.0.1:$origin_port/$name" 64 3)
+            fi
             echo "$q $l $nq $nl"
         done > "$rounds"
         echo "serve_logged_${label}_rps $(awk '{ print $2 }' "$rounds" | median)"

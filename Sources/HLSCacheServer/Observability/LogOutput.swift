@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import NIOPosix
 import Synchronization
 
 /// Where log lines go: a file descriptor (standard output) written by a thread of its own, the only one that calls
@@ -158,36 +159,61 @@ enum LogTimestamp {
         return String(decoding: bytes, as: UTF8.self)
     }
 
+    /// One thread's `YYYY-MM-DDTHH:MM:SS.` for the current second: made at most once a second per thread (an access
+    /// line each request, at 100k requests a second, spent 1.2% of the event loops' time in `gmtime_r` and digits).
+    private final class ThreadSecond: @unchecked Sendable {
+        var second = Int64.min
+        var prefix: [UInt8] = []
+    }
+
+    private static let threadSeconds = ThreadSpecificVariable<ThreadSecond>()
+
     /// Appends the time now to `bytes`.
     static func append(to bytes: inout [UInt8]) {
         let now = Date().timeIntervalSince1970
-        var seconds = time_t(now.rounded(.down))
-        let milliseconds = min(999, Int((now - now.rounded(.down)) * 1000))
+        let whole = now.rounded(.down)
+        let milliseconds = min(999, Int((now - whole) * 1000))
+        let cached = threadSeconds.current(orMake: ThreadSecond.init)
+        if cached.second != Int64(whole) {
+            cached.second = Int64(whole)
+            cached.prefix = secondPrefix(time_t(whole))
+        }
+        bytes.append(contentsOf: cached.prefix)
+        appendDigits(milliseconds, width: 3, to: &bytes)
+        bytes.append(UInt8(ascii: "Z"))
+    }
+
+    /// `YYYY-MM-DDTHH:MM:SS.` of `seconds` since the epoch, in UTC.
+    static func secondPrefix(_ seconds: time_t) -> [UInt8] {
+        var seconds = seconds
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        func digits(_ value: Int, _ width: Int) {
-            var divisor = 1
-            for _ in 1..<width { divisor *= 10 }
-            var rest = value
-            while divisor > 0 {
-                bytes.append(UInt8(ascii: "0") + UInt8(rest / divisor % 10))
-                rest %= divisor
-                divisor /= 10
-            }
-        }
-        digits(Int(parts.tm_year) + 1900, 4)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(20)
+        appendDigits(Int(parts.tm_year) + 1900, width: 4, to: &bytes)
         bytes.append(UInt8(ascii: "-"))
-        digits(Int(parts.tm_mon) + 1, 2)
+        appendDigits(Int(parts.tm_mon) + 1, width: 2, to: &bytes)
         bytes.append(UInt8(ascii: "-"))
-        digits(Int(parts.tm_mday), 2)
+        appendDigits(Int(parts.tm_mday), width: 2, to: &bytes)
         bytes.append(UInt8(ascii: "T"))
-        digits(Int(parts.tm_hour), 2)
+        appendDigits(Int(parts.tm_hour), width: 2, to: &bytes)
         bytes.append(UInt8(ascii: ":"))
-        digits(Int(parts.tm_min), 2)
+        appendDigits(Int(parts.tm_min), width: 2, to: &bytes)
         bytes.append(UInt8(ascii: ":"))
-        digits(Int(parts.tm_sec), 2)
+        appendDigits(Int(parts.tm_sec), width: 2, to: &bytes)
         bytes.append(UInt8(ascii: "."))
-        digits(milliseconds, 3)
-        bytes.append(UInt8(ascii: "Z"))
+        return bytes
+    }
+
+    /// Appends `value` in decimal, `width` digits with leading zeros.
+    private static func appendDigits(_ value: Int, width: Int, to bytes: inout [UInt8]) {
+        var divisor = 1
+        for _ in 1..<width { divisor *= 10 }
+        var rest = value
+        while divisor > 0 {
+            bytes.append(UInt8(ascii: "0") + UInt8(rest / divisor % 10))
+            rest %= divisor
+            divisor /= 10
+        }
     }
 }

@@ -5,7 +5,7 @@ import Synchronization
 /// enforces the first-byte, stall and total timeouts, and sleeps in `curl_multi_poll` (on curl's descriptors and the
 /// worker's wake-up eventfd).
 ///
-/// Everything here runs on the one worker thread; nothing here is shared.
+/// Everything here runs on its worker thread; nothing here is shared with the client's other workers.
 final class WorkerLoop {
     private let worker: CurlWorker
     private let multi: UnsafeMutableRawPointer

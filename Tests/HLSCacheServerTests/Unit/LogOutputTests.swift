@@ -79,4 +79,18 @@ struct LogOutputTests {
         let parsed = try #require(try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(stamp))
         #expect(abs(parsed.timeIntervalSinceNow) < 2)
     }
+
+    @Test("a thread's timestamps follow the clock past the second they cached, and each second reads as the formatter's")
+    func timestampsFollowTheSecond() async throws {
+        let parse = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+        let first = try parse.parse(LogTimestamp.now())
+        try await Task.sleep(for: .milliseconds(1_100))
+        let second = try parse.parse(LogTimestamp.now())
+        #expect(second.timeIntervalSince(first) >= 1, "\(first) then \(second)")
+        for seconds in [0, 951_782_400, 1_795_710_602] {
+            let prefix = String(decoding: LogTimestamp.secondPrefix(time_t(seconds)), as: UTF8.self)
+            let expected = Date(timeIntervalSince1970: TimeInterval(seconds)).formatted(.iso8601).dropLast()
+            #expect(prefix == expected + ".")
+        }
+    }
 }
