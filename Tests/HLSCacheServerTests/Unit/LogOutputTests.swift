@@ -80,7 +80,7 @@ struct LogOutputTests {
         #expect(abs(parsed.timeIntervalSinceNow) < 2)
     }
 
-    @Test("a thread's timestamps follow the clock past the second they cached, and each second reads as the formatter's")
+    @Test("a thread's timestamps follow the clock past its cached second, each second as the formatter writes it")
     func timestampsFollowTheSecond() async throws {
         let parse = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
         let first = try parse.parse(LogTimestamp.now())
