@@ -161,6 +161,25 @@ static inline CURLMcode hlscache_curl_multi_poll_with(CURLM *multi, int fd, int 
 extern int pthread_setname_np(pthread_t thread, const char *name);
 #endif
 
+#if defined(__linux__)
+// Also _GNU_SOURCE only; the mask is a plain array of 1,024 bits here (glibc's cpu_set_t).
+extern int sched_getaffinity(pid_t pid, size_t cpusetsize, void *mask);
+#endif
+
+/// The processors in the calling thread's affinity mask, or -1 when it cannot be read.
+static inline int hlscache_affinity_count(void) {
+#if defined(__linux__)
+    unsigned long long mask[16];
+    memset(mask, 0, sizeof mask);
+    if (sched_getaffinity(0, sizeof mask, mask) != 0) return -1;
+    int count = 0;
+    for (size_t i = 0; i < sizeof mask / sizeof mask[0]; i++) count += __builtin_popcountll(mask[i]);
+    return count;
+#else
+    return -1;
+#endif
+}
+
 /// Names the calling thread (at most 15 bytes are kept on Linux), for debuggers and `top -H`.
 static inline void hlscache_name_current_thread(const char *name) {
 #if defined(__linux__)

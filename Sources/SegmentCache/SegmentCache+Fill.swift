@@ -298,8 +298,9 @@ extension SegmentCache {
         for callback in callbacks { callback() }
     }
 
-    /// Calls `callback` once the fill in flight for `key` has ended (published, passed through or failed), from
-    /// the fill's task; `false`, and no call, when no fill of `key` is in flight.
+    /// Calls `callback` once the fill in flight for `key` has ended (published, or failed), or has an answer the
+    /// cache does not keep (called when its head arrives: it leaves the table then), from the fill's task; `false`,
+    /// and no call, when no fill of `key` is in flight.
     /// - Parameters:
     ///   - key: the object.
     ///   - callback: what to do then; it must not block.

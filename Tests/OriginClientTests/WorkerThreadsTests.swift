@@ -1,3 +1,4 @@
+import Glibc
 import HLSCacheTesting
 import Testing
 
@@ -70,5 +71,24 @@ import Testing
         var bytes: [UInt8] = []
         for try await chunk in body { bytes += chunk }
         return bytes
+    }
+}
+
+/// The default thread count: the processors the process may use, not the host's.
+@Suite struct UsableProcessorsTests {
+    @Test func theAffinityAndTheCgroupQuotaBoundTheCount() {
+        #expect(UsableProcessors.count(affinity: 3, online: 64, cpuMax: nil) == 3)
+        #expect(UsableProcessors.count(affinity: nil, online: 8, cpuMax: "max 100000\n") == 8)
+        #expect(UsableProcessors.count(affinity: 16, online: 64, cpuMax: "150000 100000\n") == 2)
+        #expect(UsableProcessors.count(affinity: 16, online: 64, cpuMax: "200000 100000") == 2)
+        #expect(UsableProcessors.count(affinity: 1, online: 64, cpuMax: "400000 100000\n") == 1)
+        #expect(UsableProcessors.count(affinity: 4, online: 4, cpuMax: "50000 100000\n") == 1)
+        #expect(UsableProcessors.count(affinity: nil, online: 0, cpuMax: "garbage") == 1)
+    }
+
+    @Test func theCountOnThisMachineIsWithinTheOnlineProcessors() {
+        let count = UsableProcessors.count
+        #expect(count >= 1 && count <= Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+        #expect(OriginClientConfiguration.defaultWorkerThreads == min(4, count))
     }
 }

@@ -8,10 +8,11 @@ struct ChannelBody {
     let data: IOData?
     /// The body's length.
     let bytes: Int64
-    /// The handle borrowing the slice's descriptor.
+    /// The handle borrowing the slice's descriptor: never closed (an entry file's descriptor is the cache's, shared
+    /// by every send of it); AnswerInFlight/finish(_:components:) takes the descriptor back from it.
     fileprivate let fileHandle: NIOFileHandle?
-    /// The slice whose descriptor the handle borrows: it closes the descriptor when released, so it is kept until
-    /// the write completes.
+    /// The slice whose descriptor the handle borrows: it keeps the descriptor open (its entry file's keeper, or its
+    /// own `dup`) until released, so it is kept until the write completes.
     fileprivate let slice: FileSlice?
 
     /// The body of `answer`; `nil` for a body still being filled, which only the responder sends.

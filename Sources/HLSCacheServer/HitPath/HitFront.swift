@@ -52,6 +52,8 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
     private var flushAsked = false
     /// `TCP_CORK` while a head waits in the channel for the file region behind it, until the flush.
     private var cork = SocketCork()
+    /// Whether a file answer was queued since the last round's flush began.
+    private var fileQueued = false
     /// The blocking reload parked here, with its head's bytes, for the decoder should it go on after all.
     private var parked: Parked?
     /// The parked request's numbering and its rendering wait.
@@ -333,7 +335,10 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
         if var inlined { head.writeBuffer(&inlined) }
         let written = context.eventLoop.makePromise(of: Void.self)
         if let rest {
-            if case .fileRegion = rest { cork.on(context.channel) }
+            if case .fileRegion = rest {
+                cork.on(context.channel)
+                fileQueued = true
+            }
             context.write(wrapOutboundOut(.byteBuffer(head)), promise: nil)
             context.write(wrapOutboundOut(rest), promise: written)
         } else {
@@ -358,8 +363,12 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
 
     func roundEnded(context: ChannelHandlerContext) {
         flushAsked = false
+        fileQueued = false
         context.flush()
         cork.off(context.channel)
+        // A file answer queued by the flush's own completions (a request that waited for the socket) goes out with
+        // the next round's flush: corked again for it.
+        if fileQueued { cork.on(context.channel) }
     }
 
     /// The largest body copied into its head's buffer (one write instead of two).

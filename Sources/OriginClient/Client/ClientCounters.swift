@@ -1,8 +1,8 @@
 import Synchronization
 
-/// Gauges the client exposes, updated without locks.
+/// One worker's gauges (the client sums its workers'), updated without locks.
 final class ClientCounters: Sendable {
-    /// Body bytes received from origins and not yet handed to a reader, over all transfers.
+    /// Body bytes received from origins and not yet handed to a reader, over the worker's transfers.
     let bufferedBytes = Atomic<Int>(0)
     /// Transfers that hold a curl handle.
     let activeTransfers = Atomic<Int>(0)

@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// The version of hlscache, sent in the default `User-Agent`.
 package let hlscacheVersion = "0.1.0"
 
@@ -45,9 +41,10 @@ public struct OriginClientConfiguration: Sendable {
     /// 0.65-0.83 of the curl command line's rate; two threads, one per core, fetch ahead of it.
     public var workerThreads: Int = OriginClientConfiguration.defaultWorkerThreads
 
-    /// One thread per online processor, at most 4: as many copies in parallel as there are cores to run them.
+    /// One thread per processor the process may use (its affinity, and its cgroup's CPU quota), at most 4: as many
+    /// copies in parallel as there are cores to run them.
     public static var defaultWorkerThreads: Int {
-        min(4, max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+        min(4, UsableProcessors.count)
     }
 
     /// The proxy a request to `host` goes through, or `nil` for a direct connection.

@@ -6,7 +6,7 @@ import Synchronization
 /// continuations outside the lock, keeps the client's buffered-bytes counter, and sends the worker
 /// resume and cancel commands.
 final class Transfer: Sendable {
-    /// Unique within the client; names the transfer in worker commands.
+    /// Unique within its worker (the one it is submitted to); names the transfer in that worker's commands.
     let id: UInt64
     /// What to fetch, validated.
     let request: PreparedRequest

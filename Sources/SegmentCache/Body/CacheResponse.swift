@@ -54,7 +54,8 @@ public struct CacheResponse: Sendable {
     /// Calls `body` with the entry file's descriptor and where this response's bytes lie in it, for `sendfile`.
     ///
     /// The descriptor stays open for the duration of the call, and after it for as long as the region's `keeper`
-    /// is held; it must never be closed: `dup` it to hand it to something that takes ownership.
+    /// is held; it must never be closed: hold the keeper while a send uses it, or `dup` it for something that
+    /// closes what it is given.
     /// - Parameter body: what to do with the region.
     /// - Returns: what `body` returns, or `nil` when the response is not a hit (its bytes are still arriving).
     /// - Throws: what `body` throws.

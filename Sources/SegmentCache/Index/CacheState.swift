@@ -24,7 +24,8 @@ struct CacheState: Sendable {
     /// Fills started ahead of the request they are for (``SegmentCache/startFill(_:)``), not yet claimed by it: the
     /// first fetch that joins one is its leader, counted as the miss.
     var startedAhead: Set<EntryDigest> = []
-    /// Fills started ahead that ended before their request's fetch came, kept (with when they ended, in ms) for that
+    /// Fills started ahead that ended (or, with an answer not kept, left the table at its head) before their
+    /// request's fetch came, kept (with when they ended, in ms) for that
     /// fetch to claim: an answer the cache does not store (an error, `no-store`) must reach it without a second
     /// origin request, and a stored one is that fetch's miss even when the fetch finds it published. Dropped when
     /// claimed, after ``endedAheadMilliseconds``, and past ``endedAheadCapacity``.
