@@ -38,6 +38,56 @@ struct AccessRecord: Sendable {
         ]
     }
 
+    /// The line ``LineLogHandler/infoLine(timestamp:message:fields:)`` makes of ``logFields(status:bytes:result:milliseconds:)``
+    /// (message `request`), newline included, written straight into `line`: no field strings, numbers as digits,
+    /// only the fields a client or an origin can put text in redacted. One per request when the text format writes
+    /// directly; a test holds the two lines equal.
+    /// - Parameter timestamp: the timestamp; `nil` for now.
+    func appendAccessLine(
+        status: Int, bytes: Int64, result: CacheResult, milliseconds: Double, timestamp: String? = nil,
+        to line: inout [UInt8]
+    ) {
+        if let timestamp { line.append(contentsOf: timestamp.utf8) } else { LogTimestamp.append(to: &line) }
+        line.append(contentsOf: " info request bytes=".utf8)
+        Self.appendDecimal(Int(clamping: max(0, bytes)), to: &line)
+        line.append(contentsOf: " cache=".utf8)
+        line.append(contentsOf: result.header.utf8)
+        line.append(contentsOf: " id=".utf8)
+        LineLogHandler.appendTextValue(SecretRedaction.redact(id), to: &line)
+        line.append(contentsOf: " method=".utf8)
+        LineLogHandler.appendTextValue(SecretRedaction.redact(method), to: &line)
+        line.append(contentsOf: " ms=".utf8)
+        let tenths = Int((milliseconds * 10).rounded())
+        Self.appendDecimal(tenths / 10, to: &line)
+        line.append(UInt8(ascii: "."))
+        Self.appendDecimal(tenths % 10, to: &line)
+        line.append(contentsOf: " path=".utf8)
+        LineLogHandler.appendTextValue(SecretRedaction.redact(path), to: &line)
+        line.append(contentsOf: " status=".utf8)
+        Self.appendDecimal(status, to: &line)
+        line.append(UInt8(ascii: "\n"))
+    }
+
+    /// Appends `value` in decimal (a minus sign first when negative), as `String(value)` writes it.
+    private static func appendDecimal(_ value: Int, to line: inout [UInt8]) {
+        if value < 0 { line.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        var digits:
+            (
+                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8
+            ) = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            repeat {
+                buffer[count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+                count += 1
+            } while magnitude > 0
+            for index in stride(from: count - 1, through: 0, by: -1) { line.append(buffer[index]) }
+        }
+    }
+
     /// Writes the access-log line and counts the request.
     /// - Parameters:
     ///   - status: the status code sent.
@@ -57,11 +107,14 @@ struct AccessRecord: Sendable {
         let level: Logger.Level = aborted == nil ? .info : .warning
         guard components.logger.logLevel <= level else { return }
         let milliseconds = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
-        let fields = logFields(status: status, bytes: bytes, result: result, milliseconds: milliseconds)
         if aborted == nil, components.observability.writesAccessLinesDirectly {
-            LineLogHandler.queueInfoLine(message: "request", fields: fields)
+            var line: [UInt8] = []
+            line.reserveCapacity(128 + path.utf8.count)
+            appendAccessLine(status: status, bytes: bytes, result: result, milliseconds: milliseconds, to: &line)
+            LogOutput.standardOutput.append(bytes: line)
             return
         }
+        let fields = logFields(status: status, bytes: bytes, result: result, milliseconds: milliseconds)
         var metadata = Logger.Metadata(uniqueKeysWithValues: fields.map { ($0.key, .string($0.value)) })
         if let aborted {
             metadata["error"] = "response aborted: \(aborted)"

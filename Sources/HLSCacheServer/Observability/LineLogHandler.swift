@@ -39,37 +39,9 @@ public struct LineLogHandler: LogHandler {
         LogOutput.standardOutput.flush()
     }
 
-    /// Whether ``queueInfoLine(message:fields:)`` writes the line this handler would: text format, and no metadata
-    /// of the handler's own to merge in.
+    /// Whether an access line written straight to the output (``AccessRecord/appendAccessLine(status:bytes:result:milliseconds:timestamp:to:)``)
+    /// is the line this handler would write: text format, and no metadata of the handler's own to merge in.
     var writesInfoLinesDirectly: Bool { format == .text && metadata.isEmpty }
-
-    /// Queues the line ``log(event:)`` writes for an `info` message `message` with `fields` (string values, keys in
-    /// ascending order) in text format, without building swift-log metadata: the access log's line, one per request.
-    /// - Parameters:
-    ///   - message: the message.
-    ///   - fields: the metadata, keys sorted as `log(event:)` sorts them.
-    static func queueInfoLine(message: String, fields: [(key: String, value: String)]) {
-        LogOutput.standardOutput.append(bytes: infoLine(timestamp: nil, message: message, fields: fields))
-    }
-
-    /// The bytes of ``textLine(timestamp:level:message:fields:)`` for an `info` line of string fields, and its newline,
-    /// made straight into one buffer (no string grown field by field).
-    /// - Parameter timestamp: the timestamp; `nil` for now.
-    static func infoLine(timestamp: String?, message: String, fields: [(key: String, value: String)]) -> [UInt8] {
-        var line: [UInt8] = []
-        line.reserveCapacity(256)
-        if let timestamp { line.append(contentsOf: timestamp.utf8) } else { LogTimestamp.append(to: &line) }
-        line.append(contentsOf: " info ".utf8)
-        line.append(contentsOf: SecretRedaction.redact(message).utf8)
-        for (key, value) in fields {
-            line.append(UInt8(ascii: " "))
-            line.append(contentsOf: key.utf8)
-            line.append(UInt8(ascii: "="))
-            appendTextValue(SecretRedaction.redact(value), to: &line)
-        }
-        line.append(UInt8(ascii: "\n"))
-        return line
-    }
 
     /// A text line without its newline: timestamp, level, message, then `key=value` for each field in the order
     /// given; every message and value redacted, values quoted when they hold a space, a quote or `=`.
@@ -136,7 +108,7 @@ public struct LineLogHandler: LogHandler {
 
     /// Appends a (redacted) value as the text format writes it: quoted, with its quotes escaped, when it is empty or
     /// holds a space, a quote or `=`; as it is otherwise.
-    private static func appendTextValue(_ text: String, to line: inout [UInt8]) {
+    static func appendTextValue(_ text: String, to line: inout [UInt8]) {
         let needsQuotes =
             text.isEmpty
             || text.utf8.contains { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "=") }

@@ -17,7 +17,7 @@ final class Observability: Sendable {
     /// The random prefix of this process's request ids, with the dash before the counter.
     private let requestPrefix = String(UInt32.random(in: 0...UInt32.max), radix: 16) + "-"
 
-    /// Whether access-log lines go straight to the log's output (``LineLogHandler/queueInfoLine(message:fields:)``)
+    /// Whether access-log lines go straight to the log's output (``AccessRecord/appendAccessLine(status:bytes:result:milliseconds:timestamp:to:)``)
     /// rather than through swift-log's metadata: when the logger's handler is hlscache's own, writing text, it is the
     /// same line for less work per request.
     let writesAccessLinesDirectly: Bool

@@ -20,11 +20,43 @@ struct AccessLineTests {
             timestamp: "T", level: .info, message: "request",
             fields: metadata.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
         #expect(direct == throughSwiftLog)
-        let queued = LineLogHandler.infoLine(timestamp: "T", message: "request", fields: fields)
+        var queued: [UInt8] = []
+        Self.record.appendAccessLine(
+            status: 200, bytes: 1_234, result: .hit, milliseconds: 0.46, timestamp: "T", to: &queued)
         #expect(String(decoding: queued, as: UTF8.self) == direct + "\n")
         #expect(
             direct
                 == #"T info request bytes=1234 cache=HIT id=ab12-7 method=GET ms=0.5 "#
                 + #"path="/o/https/cdn.example/live/seg 1.ts?token=***&q=\"a\"" status=200"#)
+    }
+
+    @Test(
+        "the line written straight to the output is the handler's, whatever the fields hold",
+        arguments: [
+            (
+                AccessRecord(method: "GET", path: "/o/https/a.example/seg.ts", id: "1-2", start: .now), 0, 0.0,
+                CacheResult.miss
+            ),
+            (
+                AccessRecord(method: "HEAD", path: "/x y?token=s&z", id: "a b=\"c\"", start: .now), 9_999_999_999,
+                12.34, .stale
+            ),
+            (
+                AccessRecord(method: "M@?", path: "/o/http/user:pw@h.example/p", id: "", start: .now), -1, 1_234.96,
+                .error
+            ),
+        ])
+    func everyDirectLineIsTheHandlers(record: AccessRecord, bytes: Int64, milliseconds: Double, result: CacheResult) {
+        for status in [200, 206, 304, 404, 504] {
+            let fields = record.logFields(status: status, bytes: bytes, result: result, milliseconds: milliseconds)
+            let handler = LineLogHandler.textLine(
+                timestamp: "2026-11-26T17:00:00.123Z", level: .info, message: "request",
+                fields: fields.map { ($0.key, .string($0.value)) })
+            var line: [UInt8] = []
+            record.appendAccessLine(
+                status: status, bytes: bytes, result: result, milliseconds: milliseconds,
+                timestamp: "2026-11-26T17:00:00.123Z", to: &line)
+            #expect(String(decoding: line, as: UTF8.self) == handler + "\n")
+        }
     }
 }
