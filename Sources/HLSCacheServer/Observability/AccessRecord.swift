@@ -49,7 +49,7 @@ struct AccessRecord: Sendable {
     ) {
         if let timestamp { line.append(contentsOf: timestamp.utf8) } else { LogTimestamp.append(to: &line) }
         line.append(contentsOf: " info request bytes=".utf8)
-        Self.appendDecimal(Int(clamping: max(0, bytes)), to: &line)
+        line.appendDecimal(Int(clamping: max(0, bytes)))
         line.append(contentsOf: " cache=".utf8)
         line.append(contentsOf: result.header.utf8)
         line.append(contentsOf: " id=".utf8)
@@ -58,34 +58,14 @@ struct AccessRecord: Sendable {
         LineLogHandler.appendTextValue(SecretRedaction.redact(method), to: &line)
         line.append(contentsOf: " ms=".utf8)
         let tenths = Int((milliseconds * 10).rounded())
-        Self.appendDecimal(tenths / 10, to: &line)
+        line.appendDecimal(tenths / 10)
         line.append(UInt8(ascii: "."))
-        Self.appendDecimal(tenths % 10, to: &line)
+        line.appendDecimal(tenths % 10)
         line.append(contentsOf: " path=".utf8)
         LineLogHandler.appendTextValue(SecretRedaction.redact(path), to: &line)
         line.append(contentsOf: " status=".utf8)
-        Self.appendDecimal(status, to: &line)
+        line.appendDecimal(status)
         line.append(UInt8(ascii: "\n"))
-    }
-
-    /// Appends `value` in decimal (a minus sign first when negative), as `String(value)` writes it.
-    private static func appendDecimal(_ value: Int, to line: inout [UInt8]) {
-        if value < 0 { line.append(UInt8(ascii: "-")) }
-        var magnitude = value.magnitude
-        var digits:
-            (
-                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8
-            ) = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        var count = 0
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            repeat {
-                buffer[count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
-                magnitude /= 10
-                count += 1
-            } while magnitude > 0
-            for index in stride(from: count - 1, through: 0, by: -1) { line.append(buffer[index]) }
-        }
     }
 
     /// Writes the access-log line and counts the request.

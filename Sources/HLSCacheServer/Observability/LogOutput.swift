@@ -179,7 +179,7 @@ enum LogTimestamp {
             cached.prefix = secondPrefix(time_t(whole))
         }
         bytes.append(contentsOf: cached.prefix)
-        appendDigits(milliseconds, width: 3, to: &bytes)
+        bytes.appendDigits(milliseconds, width: 3)
         bytes.append(UInt8(ascii: "Z"))
     }
 
@@ -190,30 +190,18 @@ enum LogTimestamp {
         gmtime_r(&seconds, &parts)
         var bytes: [UInt8] = []
         bytes.reserveCapacity(20)
-        appendDigits(Int(parts.tm_year) + 1900, width: 4, to: &bytes)
+        bytes.appendDigits(Int(parts.tm_year) + 1900, width: 4)
         bytes.append(UInt8(ascii: "-"))
-        appendDigits(Int(parts.tm_mon) + 1, width: 2, to: &bytes)
+        bytes.appendDigits(Int(parts.tm_mon) + 1, width: 2)
         bytes.append(UInt8(ascii: "-"))
-        appendDigits(Int(parts.tm_mday), width: 2, to: &bytes)
+        bytes.appendDigits(Int(parts.tm_mday), width: 2)
         bytes.append(UInt8(ascii: "T"))
-        appendDigits(Int(parts.tm_hour), width: 2, to: &bytes)
+        bytes.appendDigits(Int(parts.tm_hour), width: 2)
         bytes.append(UInt8(ascii: ":"))
-        appendDigits(Int(parts.tm_min), width: 2, to: &bytes)
+        bytes.appendDigits(Int(parts.tm_min), width: 2)
         bytes.append(UInt8(ascii: ":"))
-        appendDigits(Int(parts.tm_sec), width: 2, to: &bytes)
+        bytes.appendDigits(Int(parts.tm_sec), width: 2)
         bytes.append(UInt8(ascii: "."))
         return bytes
-    }
-
-    /// Appends `value` in decimal, `width` digits with leading zeros.
-    private static func appendDigits(_ value: Int, width: Int, to bytes: inout [UInt8]) {
-        var divisor = 1
-        for _ in 1..<width { divisor *= 10 }
-        var rest = value
-        while divisor > 0 {
-            bytes.append(UInt8(ascii: "0") + UInt8(rest / divisor % 10))
-            rest %= divisor
-            divisor /= 10
-        }
     }
 }

@@ -59,4 +59,18 @@ struct AccessLineTests {
             #expect(String(decoding: line, as: UTF8.self) == handler + "\n")
         }
     }
+
+    @Test("numbers are spelled as String spells them, and fixed widths keep their leading zeros")
+    func digitsAreStringsDigits() {
+        for value in [0, 7, -7, 10, 99, 1_000_000, -2_147_483_648, Int.max, Int.min] {
+            var bytes: [UInt8] = []
+            bytes.appendDecimal(value)
+            #expect(String(decoding: bytes, as: UTF8.self) == String(value))
+        }
+        var fixed: [UInt8] = []
+        fixed.appendDigits(7, width: 3)
+        fixed.appendDigits(2026, width: 4)
+        fixed.appendDigits(12345, width: 2)
+        #expect(String(decoding: fixed, as: UTF8.self) == "007202645")
+    }
 }
