@@ -259,16 +259,6 @@ extension ByteBuffer {
             writeString(String(value))
             return
         }
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for Int64.max's 19 digits
-        withUnsafeMutableBytes(of: &digits) { raw in
-            var rest = UInt64(value)
-            var start = raw.count
-            repeat {
-                start -= 1
-                raw[start] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10)
-                rest /= 10
-            } while rest > 0
-            writeBytes(UnsafeRawBufferPointer(rebasing: raw[start...]))
-        }
+        withDecimalDigits(of: UInt64(value)) { writeBytes($0) }
     }
 }

@@ -3,17 +3,7 @@ extension [UInt8] {
     /// the string.
     mutating func appendDecimal(_ value: Int) {
         if value < 0 { append(UInt8(ascii: "-")) }
-        var rest = value.magnitude
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for Int.min's 19 digits
-        Swift.withUnsafeMutableBytes(of: &digits) { raw in
-            var start = raw.count
-            repeat {
-                start -= 1
-                raw[start] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10)
-                rest /= 10
-            } while rest > 0
-            append(contentsOf: raw[start...])
-        }
+        withDecimalDigits(of: UInt64(value.magnitude)) { append(contentsOf: $0) }
     }
 
     /// Appends `value` (not negative) in decimal with exactly `width` digits: leading zeros, and only the last
@@ -25,5 +15,22 @@ extension [UInt8] {
             append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
             divisor /= 10
         }
+    }
+}
+
+/// Calls `body` with the decimal digits of `value`, made on the stack: the one digit loop of the access line and of
+/// the heads the hit path writes (`ByteBuffer.writeDecimal`).
+@discardableResult
+func withDecimalDigits<Result>(of value: UInt64, _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+    var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for UInt64.max's 20 digits
+    return withUnsafeMutableBytes(of: &digits) { raw in
+        var rest = value
+        var start = raw.count
+        repeat {
+            start -= 1
+            raw[start] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10)
+            rest /= 10
+        } while rest > 0
+        return body(UnsafeRawBufferPointer(rebasing: raw[start...]))
     }
 }
