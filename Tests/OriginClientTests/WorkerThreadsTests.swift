@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import HLSCacheTesting
 import Testing
@@ -65,6 +66,37 @@ import Testing
         configuration.workerThreads = threads
         let error = #expect(throws: OriginError.self) { _ = try OriginClient(configuration: configuration) }
         #expect(error?.kind == .invalidConfiguration)
+    }
+
+    @Test func theThreadsCarryTheConfiguredNameAndTheirNumber() async throws {
+        var configuration = OriginClientConfiguration()
+        configuration.workerThreads = 2
+        configuration.threadName = "hlscache-test"
+        let client = try OriginClient(configuration: configuration)
+        defer { client.shutdown() }
+        // Each thread names itself once it runs.
+        #expect(
+            try await eventually {
+                Self.threadNames().filter { $0.hasPrefix("hlscache-test") }.sorted()
+                    == ["hlscache-test0", "hlscache-test1"]
+            })
+    }
+
+    @Test(arguments: ["", "hls cache", "hlscache\n"])
+    func aThreadNameThatIsNotPrintableASCIIIsRefused(name: String) {
+        var configuration = OriginClientConfiguration()
+        configuration.threadName = name
+        let error = #expect(throws: OriginError.self) { _ = try OriginClient(configuration: configuration) }
+        #expect(error?.kind == .invalidConfiguration)
+    }
+
+    /// The names of this process's threads (`/proc/self/task/*/comm`).
+    private static func threadNames() -> [String] {
+        let ids = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return ids.compactMap { id in
+            (try? String(contentsOfFile: "/proc/self/task/\(id)/comm", encoding: .utf8))?
+                .trimmingCharacters(in: .newlines)
+        }
     }
 
     private func readAll(_ body: OriginBody) async throws -> [UInt8] {

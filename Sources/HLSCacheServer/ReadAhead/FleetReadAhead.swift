@@ -30,6 +30,7 @@ final class FleetReadAhead: Sendable {
             maxRedirects: 0, maxRetries: 0)
         // Read-ahead requests are answered 202 with no body: one thread carries them all.
         clientConfiguration.workerThreads = 1
+        clientConfiguration.threadName = "hlscache-ahead"
         client = try OriginClient(configuration: clientConfiguration)
     }
 

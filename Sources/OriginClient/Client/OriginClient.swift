@@ -35,7 +35,8 @@ public final class OriginClient: OriginFetching, Sendable {
         var started: [CurlWorker] = []
         do {
             for index in 0..<configuration.workerThreads {
-                started.append(try CurlWorker(configuration: configuration, name: "hlscache-curl\(index)"))
+                let name = "\(configuration.threadName)\(index)"
+                started.append(try CurlWorker(configuration: configuration, name: name))
             }
         } catch {
             for worker in started { worker.shutdown() }

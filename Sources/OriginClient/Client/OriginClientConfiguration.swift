@@ -40,6 +40,9 @@ public struct OriginClientConfiguration: Sendable {
     /// and from there into the reader's chunk. On a 2-core VM on loopback, one thread fetched 2 MiB objects at
     /// 0.65-0.83 of the curl command line's rate; two threads, one per core, fetch ahead of it.
     public var workerThreads: Int = OriginClientConfiguration.defaultWorkerThreads
+    /// What the worker threads are called, followed by their number (`hlscache-curl0`, …): each client of a process
+    /// names its own, so that `top -H`, `perf` and a test tell them apart. Linux keeps 15 bytes of a thread's name.
+    public var threadName: String = "hlscache-curl"
 
     /// One thread per processor the process may use (its affinity, and its cgroup's CPU quota), at most 4: as many
     /// copies in parallel as there are cores to run them.
@@ -112,6 +115,9 @@ public struct OriginClientConfiguration: Sendable {
         guard maxRetries >= 0 else { throw invalid("maxRetries must not be negative") }
         guard maxBufferedBytesPerTransfer > 0 else { throw invalid("maxBufferedBytesPerTransfer must be positive") }
         guard (1...64).contains(workerThreads) else { throw invalid("workerThreads must be between 1 and 64") }
+        guard !threadName.isEmpty, threadName.utf8.allSatisfy({ (0x21...0x7e).contains($0) }) else {
+            throw invalid("threadName must be printable ASCII with no spaces")
+        }
         guard (maxBodyBytes ?? 0) >= 0 else { throw invalid("maxBodyBytes must not be negative") }
         if let field = PreparedRequest.invalidHeader(in: extraHeaders) {
             throw invalid("extra header \(field) has an invalid name or value")
