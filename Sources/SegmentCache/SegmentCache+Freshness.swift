@@ -54,7 +54,7 @@ extension SegmentCache {
         let digest = EntryDigest(key)
         withState { state in
             state.flights[digest]?.invalidate()
-            _ = state.claimEndedAhead(digest)
+            state.dropEndedAhead(digest)
         }
         remove(digest, key: key)
     }

@@ -117,7 +117,7 @@ public final class SegmentCache: Sendable {
     public func fetch(_ key: CacheKey, freshness: Freshness = .any) async throws -> CacheResponse {
         let digest = EntryDigest(key)
         if var hit = lookup(key, freshness: freshness) {
-            if withState({ $0.claimEndedAhead(digest) }) != nil {
+            if withState({ $0.claimEndedAhead(digest, by: key) }) != nil {
                 // A fill started ahead for this fetch published the entry before the fetch came: its miss.
                 counters.misses.increment()
                 hit.disposition = .miss
@@ -128,8 +128,12 @@ public final class SegmentCache: Sendable {
         }
         let (flight, isLeader) = try withState { (state) throws(CacheError) -> (Flight, Bool) in
             guard !state.isClosed else { throw CacheError.closed(key: key) }
-            if let flight = state.flights[digest] { return (flight, state.startedAhead.remove(digest) != nil) }
-            if let ended = state.claimEndedAhead(digest) { return (ended, true) }
+            if let flight = state.flights[digest] {
+                // The request that started it ahead leads it (counted as the miss); another viewer's joins it.
+                let leads = flight.key.fetchURL == key.fetchURL && state.startedAhead.remove(digest) != nil
+                return (flight, leads)
+            }
+            if let ended = state.claimEndedAhead(digest, by: key) { return (ended, true) }
             return (startFill(key, digest: digest, in: &state), true)
         }
         if isLeader {

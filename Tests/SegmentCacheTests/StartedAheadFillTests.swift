@@ -122,6 +122,54 @@ struct StartedAheadFillTests {
         }
     }
 
+    @Test(
+        "an answer not stored, from a fill started ahead with one viewer's token, is not another viewer's: their fetch of the same key fetches anew, and the first viewer's still takes it"
+    )
+    func anEndedFillStartedAheadIsNotAnotherViewersAnswer() async throws {
+        let origin = FakeOrigin()
+        let url = PatternOrigin.key(10).url
+        let first = CacheKey(url: url, fetchURL: url + "?token=first")
+        let second = CacheKey(url: url, fetchURL: url + "?token=second")
+        origin.setBehaviour(FakeOrigin.Behaviour(cacheable: false), for: url)
+        try await withCache(origin) { (cache: SegmentCache) async throws in
+            #expect(cache.startFill(first))
+            #expect(try await eventually { cache.withState { $0.flights.isEmpty && $0.endedAhead.count == 1 } })
+            let other = try await cache.fetch(second)
+            #expect(other.disposition == .miss && !other.isStored)
+            #expect(try await other.body.collect() == origin.body(of: url))
+            #expect(origin.fetchCount(for: second) == 2, "the second viewer's fetch went to the origin")
+            #expect(cache.withState { $0.endedAhead.count == 1 }, "the first viewer's answer is still kept for it")
+            let own = try await cache.fetch(first)
+            #expect(own.disposition == .miss)
+            #expect(try await own.body.collect() == origin.body(of: url))
+            #expect(origin.fetchCount(for: first) == 2, "the first viewer took its own fill's answer")
+            #expect(cache.withState { $0.endedAhead.isEmpty })
+        }
+    }
+
+    @Test("a fill started ahead and still in flight is led by its own request's fetch; another viewer's joins it")
+    func aFillStartedAheadIsLedByItsOwnRequest() async throws {
+        let origin = FakeOrigin()
+        let url = PatternOrigin.key(11).url
+        let first = CacheKey(url: url, fetchURL: url + "?token=first")
+        let second = CacheKey(url: url, fetchURL: url + "?token=second")
+        let headGate = Gate()
+        origin.setBehaviour(FakeOrigin.Behaviour(headGate: headGate), for: url)
+        try await withCache(origin) { (cache: SegmentCache) async throws in
+            #expect(cache.startFill(first))
+            async let other = cache.fetch(second)
+            #expect(try await eventually { cache.statistics.deduplicatedFills == 1 })
+            async let own = cache.fetch(first)
+            #expect(try await eventually { cache.withState { $0.startedAhead.isEmpty } })
+            headGate.openForever()
+            let (joined, led) = try await (other, own)
+            #expect(joined.disposition == .joined && led.disposition == .miss)
+            #expect(try await joined.body.collect() == origin.body(of: url))
+            #expect(try await led.body.collect() == origin.body(of: url))
+            #expect(origin.fetchCount(for: first) == 1)
+        }
+    }
+
     @Test("a stored answer of a fill started ahead, published before its fetch came, is that fetch's miss")
     func aPublishedFillStartedAheadIsItsFetchsMiss() async throws {
         let origin = FakeOrigin()
@@ -145,11 +193,11 @@ struct StartedAheadFillTests {
         let flights = (0..<70).map { Flight(key: PatternOrigin.key($0)) { _ in } }
         for (index, flight) in flights.enumerated() { state.keepEndedAhead(flight, now: 1_000 + Int64(index)) }
         #expect(state.endedAhead.count == CacheState.endedAheadCapacity)
-        #expect(state.claimEndedAhead(flights[0].digest) == nil, "the oldest went first")
-        #expect(state.claimEndedAhead(flights[69].digest) === flights[69])
+        #expect(state.claimEndedAhead(flights[0].digest, by: flights[0].key) == nil, "the oldest went first")
+        #expect(state.claimEndedAhead(flights[69].digest, by: flights[69].key) === flights[69])
         let late = Flight(key: PatternOrigin.key(99)) { _ in }
         state.keepEndedAhead(late, now: 1_000 + 69 + CacheState.endedAheadMilliseconds)
         #expect(state.endedAhead.count == 1, "those kept 5 s are dropped")
-        #expect(state.claimEndedAhead(late.digest) === late)
+        #expect(state.claimEndedAhead(late.digest, by: late.key) === late)
     }
 }

@@ -216,7 +216,7 @@ struct CacheState: Sendable {
 
 extension CacheState {
     /// Keeps `flight`, started ahead and ended before its request's fetch came, for that fetch to claim
-    /// (``claimEndedAhead(_:)``), after dropping those kept too long or past the capacity.
+    /// (``claimEndedAhead(_:by:)``), after dropping those kept too long or past the capacity.
     mutating func keepEndedAhead(_ flight: Flight, now: Int64) {
         endedAhead = endedAhead.filter { now - $0.value.endedAt < Self.endedAheadMilliseconds }
         while endedAhead.count >= Self.endedAheadCapacity,
@@ -227,9 +227,20 @@ extension CacheState {
         endedAhead[flight.digest] = (flight, now)
     }
 
-    /// The ended fill started ahead for `digest`, taken (the fetch that claims it is its leader); `nil` if none.
-    mutating func claimEndedAhead(_ digest: EntryDigest) -> Flight? {
-        endedAhead.removeValue(forKey: digest)?.flight
+    /// The ended fill started ahead for `key` (of `digest`), taken by `key`'s fetch (which becomes its leader); `nil`
+    /// if none, or if that fill fetched another URL. Only the request that started a fill, or one for the very same
+    /// origin URL, takes its answer: keys may leave a viewer's token out (``CacheKey/fetchURL``), and an answer not
+    /// stored (an error, `no-store`, a 403 for an expired token) is that viewer's alone. Anyone else fetches anew (an
+    /// answer that was stored is a hit for them anyway).
+    mutating func claimEndedAhead(_ digest: EntryDigest, by key: CacheKey) -> Flight? {
+        guard let kept = endedAhead[digest], kept.flight.key.fetchURL == key.fetchURL else { return nil }
+        endedAhead[digest] = nil
+        return kept.flight
+    }
+
+    /// Drops the ended fill started ahead for `digest`, if any, whatever URL it fetched (its entry is invalidated).
+    mutating func dropEndedAhead(_ digest: EntryDigest) {
+        endedAhead[digest] = nil
     }
 
     /// Drops every kept ended fill (the cache closes).
