@@ -115,6 +115,52 @@ struct GraceTests {
         }
     }
 
+    @Test(
+        "an origin that fails at once is asked again once per second, not by every one of 20 players polling the stale playlist; once it is back, a poll after that second refreshes"
+    )
+    func failingOriginIsAskedOncePerBackoff() async throws {
+        try await withServer(arguments: ["--vod-playlist-ttl", "1"]) { server, origin in
+            let path = "/fmp4/index.m3u8"
+            let url = server.proxied(origin.url(path))
+            #expect(try await TestHTTP.get(url).status == 200)
+            try await Task.sleep(for: .milliseconds(1200))
+            origin.set(path, .status(503))
+            let before = origin.count(path)
+            let started = Date()
+            var answers: [String] = []
+            for _ in 0..<4 {
+                try await withThrowingTaskGroup(of: String.self) { group in
+                    for _ in 0..<20 {
+                        group.addTask {
+                            let answer = try await TestHTTP.get(url)
+                            return "\(answer.status) \(answer.header("x-cache") ?? "-")"
+                        }
+                    }
+                    for try await answer in group { answers.append(answer) }
+                }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            let seconds = Date().timeIntervalSince(started)
+            #expect(answers.allSatisfy { $0 == "200 STALE" }, "\(Set(answers))")
+            // One refresh per second at most (each asked twice: the origin client retries a 503 once by itself).
+            let asked = origin.count(path) - before
+            #expect(asked <= 2 * (Int(seconds) + 1), "\(asked) origin requests in \(seconds) s for 80 polls")
+
+            // Back: a poll after the wait refreshes (a loaded machine may answer a poll or two from the stale copy
+            // while the refresh takes longer than the 0.5 s the starting request waits).
+            origin.set(path, nil)
+            var seen: [String] = []
+            let deadline = Date().addingTimeInterval(20)
+            while Date() < deadline {
+                let cache = try await TestHTTP.get(url).header("x-cache") ?? "-"
+                seen.append(cache)
+                if cache == "MISS" || cache == "HIT" { break }
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            #expect(seen.last == "MISS" || seen.last == "HIT", "never refreshed once the origin was back: \(seen)")
+        }
+    }
+
     @Test("a VOD playlist past its grace waits for the origin again; within it, it does not")
     func graceEndsForVOD() async throws {
         // A grace of 8 s, so that a test process slowed by the suites running beside it (the whole suite under two

@@ -9,7 +9,9 @@ import Synchronization
 ///
 /// The request that finds no refresh in flight starts one and waits for it at most ``wait``: a healthy origin
 /// answers well within it, and the player gets the new version. Every other request while the refresh runs, and
-/// that one once the wait is over, gets the stale copy at once (`X-Cache: STALE`, with `Age`). Within grace: live
+/// that one once the wait is over, gets the stale copy at once (`X-Cache: STALE`, with `Age`); so does every request
+/// for a refresh period after one failed (``RefreshBackoff``), so that an origin failing at once is not asked by
+/// every player. Within grace: live
 /// manifests up to three target durations since they were fetched, others `--playlist-grace` past their expiry.
 struct Grace {
     let components: ServerComponents
@@ -29,8 +31,24 @@ struct Grace {
             let expiredFor = stale.metadata.expiry.map { -$0.timeIntervalSinceNow } ?? 0
             guard expiredFor <= components.configuration.playlistGrace.seconds else { return nil }
         }
-        if !cache.isFilling(key) {
-            let refresh = Task { try await cache.fetch(key, freshness: .fresh) }
+        let backoff = components.refreshBackoff
+        if !cache.isFilling(key), backoff.allowsRefresh(of: key) {
+            let period = RefreshBackoff.period(isLive: rendered.isLive, liveFreshSeconds: rendered.liveFreshSeconds)
+            let refresh = Task {
+                // Recorded when it ends, waited for or not: a failure holds the next refresh back for a period.
+                do {
+                    let response = try await cache.fetch(key, freshness: .fresh)
+                    if (200..<300).contains(response.metadata.status) {
+                        backoff.refreshSucceeded(key)
+                    } else {
+                        backoff.refreshFailed(key, period: period)
+                    }
+                    return response
+                } catch {
+                    backoff.refreshFailed(key, period: period)
+                    throw error
+                }
+            }
             // In time: the normal path finds the new version (or joins its flight). A failure: stale, at once.
             if await Self.outcome(of: refresh, within: Self.wait) == .arrived { return nil }
         }

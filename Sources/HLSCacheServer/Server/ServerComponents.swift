@@ -26,6 +26,8 @@ final class ServerComponents: Sendable {
     let draining = Atomic<Bool>(false)
     /// Wakes parked requests on their event loops, in batches.
     let wakeUps = EventLoopWakeUps()
+    /// The manifests whose last refresh failed, held back for a refresh period (``Grace``).
+    let refreshBackoff = RefreshBackoff()
     /// Unique among the components this process makes: what a thread's memo of them (``ResolutionMemo``) is tied
     /// to. A number, not a weak reference: an object weakly referenced counts its references the slow way, and
     /// these are retained and released on every request.
