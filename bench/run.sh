@@ -316,9 +316,26 @@ PY
     done > "$pairs"
     direct=$(awk '$1 == "direct" { print $2 }' "$pairs" | median)
     cold=$(awk '$1 == "cold" { print $2 }' "$pairs" | median)
-    rm -f "$pairs"
-    kill "$slow_pid" 2>/dev/null || true
     awk -v a="$cold" -v b="$direct" 'BEGIN { printf "cold_ttfb_overhead_ms %.2f\n", (a - b) * 1000 }'
+    # The same on connections already open (a first request on each, then the cold miss): what is left is the miss
+    # path's own time (request to origin request, origin's head to ours), without accepting and setting up the
+    # client's connection (hlscache's: Hummingbird's child channel; the origin's: a thread of Python's server).
+    for i in $(seq 31); do
+        printf 'direct %s\n' "$(curl -s -o /dev/null -o /dev/null -w '%{time_starttransfer}\n' \
+            "http://127.0.0.1:$slow_port/obj100k.ts?w=$i" "http://127.0.0.1:$slow_port/obj100k.ts?k=$i" | tail -1)"
+        printf 'cold %s\n' "$(curl -s -o /dev/null -o /dev/null -w '%{time_starttransfer}\n' "$proxied/obj100k.ts" \
+            "http://127.0.0.1:$port/o/http/127.0.0.1:$slow_port/obj100k.ts?k=$i" | tail -1)"
+    done > "$pairs"
+    direct=$(awk '$1 == "direct" { print $2 }' "$pairs" | median)
+    cold=$(awk '$1 == "cold" { print $2 }' "$pairs" | median)
+    rm -f "$pairs"
+    awk -v a="$cold" -v b="$direct" 'BEGIN { printf "cold_ttfb_kept_connection_overhead_ms %.2f\n", (a - b) * 1000 }'
+    # The miss path's two halves, from the server's system calls (bench/PROFILES.md), where perf may trace it.
+    if command -v perf >/dev/null && perf trace -p "$serve_pid" -e read -- true >/dev/null 2>&1; then
+        bench/tools/miss_segments.sh "$serve_pid" "http://127.0.0.1:$port/o/http/127.0.0.1:$slow_port/obj100k.ts" 21 |
+            grep -v '^miss_segments_counted' || true
+    fi
+    kill "$slow_pid" 2>/dev/null || true
     # Peak RSS while 500 clients read a cached 20 MiB segment.
     wrk -t2 -c500 -d10s "$proxied/seg20m.ts" >/dev/null
     awk '/VmHWM/ { printf "rss_mb_500_streams %.1f\n", $2 / 1024 }' "/proc/$serve_pid/status"
