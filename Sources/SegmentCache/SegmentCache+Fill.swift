@@ -45,19 +45,25 @@ extension SegmentCache {
         )
         let prepared = flight.preparedFile.take()
         var writer: EntryWriter?
-        if response.cacheable {
-            writer = makeWriter(for: metadata, prepared: prepared)
+        if response.cacheable || response.contentLength != 0 {
+            writer = makeWriter(for: metadata, prepared: prepared, mayEvict: response.cacheable)
         } else {
             prepared?.discard()
+        }
+        if !response.cacheable {
             // An answer that is not kept is shared by the requests already waiting for it, and by no later one: the
             // flight leaves the table before its head is handed on, so a request that follows one of its readers
             // (the next viewer, with another token, when tokens are left out of keys) fetches anew instead of joining
             // an answer that may have ended (Varnish's hit-for-pass does the same).
             endFlight(flight)
+            // Its body still goes through the temporary file, unlinked now (never published, nothing left behind),
+            // rather than memory: a slow reader of a large answer would otherwise have had the process hold all of
+            // it (200 MB of a `no-store` object read at 1 MB/s took the server from 45 to 251 MB in 6 s).
+            writer?.discard()
         }
         flight.headArrived(
             FlightHead(
-                metadata: metadata, isStored: writer != nil, isFromStore: false,
+                metadata: metadata, isStored: response.cacheable && writer != nil, isFromStore: false,
                 upstreamCache: response.upstreamCache),
             file: writer?.file,
             bodyOffset: writer?.headerLength ?? 0
@@ -69,13 +75,16 @@ extension SegmentCache {
         // ``DiskThreads``).
         await Task.yield()
         await withTaskExecutorPreference(globalConcurrentExecutor) {
-            await takeBody(of: response, into: writer, for: flight)
+            await takeBody(of: response, into: writer, keeping: response.cacheable, for: flight)
         }
     }
 
     /// Streams the origin's body to the flight's readers through the temporary file, checks its length, and
-    /// publishes the file when the body is complete.
-    private func takeBody(of response: SourceResponse, into writer: EntryWriter?, for flight: Flight) async {
+    /// publishes the file when the body is complete and `keeping` (the answer is cacheable; otherwise the file is
+    /// only the readers' buffer, unlinked already).
+    private func takeBody(
+        of response: SourceResponse, into writer: EntryWriter?, keeping: Bool, for flight: Flight
+    ) async {
         let key = flight.key
         var writer = writer
         var received: Int64 = 0
@@ -87,7 +96,7 @@ extension SegmentCache {
                 if let announced = response.contentLength, received > announced {
                     throw CacheError.longBody(key: key, received: received, announced: announced)
                 }
-                append(chunk, to: &writer, of: flight)
+                append(chunk, to: &writer, of: flight, mayEvict: keeping)
             }
             // A cancelled stream may just end: never take that for a complete body.
             try Task.checkCancellation()
@@ -100,7 +109,7 @@ extension SegmentCache {
             return
         }
         flight.finished()
-        if let writer {
+        if let writer, keeping {
             await publish(writer, of: flight)
         } else {
             counters.passThroughFills.increment()
@@ -109,7 +118,8 @@ extension SegmentCache {
 
     /// Hands a chunk to the flight's readers, through the temporary file while there is one.
     /// On a write failure, or when the entry outgrows the cache, the file is dropped and the rest goes through memory.
-    private func append(_ chunk: [UInt8], to writer: inout EntryWriter?, of flight: Flight) {
+    /// A full file system is made room on once when `mayEvict` (an answer the cache keeps: not for one it passes on).
+    private func append(_ chunk: [UInt8], to writer: inout EntryWriter?, of flight: Flight, mayEvict: Bool) {
         guard var current = writer else {
             flight.appendedToMemory(chunk)
             return
@@ -135,7 +145,7 @@ extension SegmentCache {
                 flight.appendedToFile(error.written)
                 rest = rest.dropFirst(error.written)
                 // A full file system: make room once and carry on, rather than pass the rest through.
-                if error.underlying.code == ENOSPC, !retried,
+                if error.underlying.code == ENOSPC, mayEvict, !retried,
                     evictForFullDisk(freeing: Int64(rest.count) + (8 << 20), keeping: flight.digest)
                 {
                     retried = true
@@ -149,9 +159,10 @@ extension SegmentCache {
         }
     }
 
-    /// A temporary file for a cacheable answer, or `nil` to pass it through (no writable directory,
-    /// larger than the cache, oversized header, or the file cannot be created).
-    private func makeWriter(for metadata: EntryMetadata, prepared: PreparedFile?) -> EntryWriter? {
+    /// A temporary file for an answer's body, or `nil` to pass it through memory (no writable directory, larger than
+    /// the cache, oversized header, or the file cannot be created: on a full file system, after making room when
+    /// `mayEvict`).
+    private func makeWriter(for metadata: EntryMetadata, prepared: PreparedFile?, mayEvict: Bool) -> EntryWriter? {
         guard let temporaryArea else { return nil }
         let headerLength = EntryHeader(metadata: metadata, bodyLength: 0).encoded().count
         guard headerLength <= EntryHeader.maxLength,
@@ -163,7 +174,7 @@ extension SegmentCache {
         if let prepared { return EntryWriter(prepared: prepared, metadata: metadata) }
         do throws(SystemError) {
             return try EntryWriter(path: temporaryArea.makePath(), metadata: metadata, operations: operations)
-        } catch  where error.code == ENOSPC && evictForFullDisk(freeing: 8 << 20, keeping: nil) {
+        } catch  where error.code == ENOSPC && mayEvict && evictForFullDisk(freeing: 8 << 20, keeping: nil) {
             return try? EntryWriter(path: temporaryArea.makePath(), metadata: metadata, operations: operations)
         } catch {
             reportDiskError(error, key: metadata.key)

@@ -1,5 +1,6 @@
 import Foundation
 import HLSCacheTesting
+import Synchronization
 import Testing
 
 /// A small hostile playlist cannot make a huge answer, and a large allowed one costs bounded memory and one
@@ -28,6 +29,50 @@ struct ResourceBoundsTests {
     }
 
     static let peakLimit = 200 << 20
+
+    @Test(
+        "a large answer the cache does not keep (no-store), its player not reading yet, is held on disk, not in memory; then read whole"
+    )
+    func notKeptAnswerIsBufferedOnDisk() async throws {
+        let megabytes = 96
+        let mebibyte = StreamOrigin.pattern(count: 1 << 20)
+        let sent = Atomic(false)
+        let origin = try RawOrigin { _, connection in
+            guard connection.readRequest() != nil else { return }
+            connection.send(
+                "HTTP/1.1 200 OK\r\nContent-Type: video/mp2t\r\nCache-Control: no-store\r\n"
+                    + "Content-Length: \(megabytes << 20)\r\n\r\n")
+            for _ in 0..<megabytes { guard connection.send(mebibyte) else { return } }
+            sent.store(true, ordering: .releasing)
+            _ = connection.waitForPeerClose(timeout: .seconds(60))
+        }
+        defer { origin.stop() }
+        let server = try await ServerProcess.start(arguments: HardeningTests.loopback)
+        let connection = try RawConnection(port: server.port)
+        connection.send(RawConnection.request("GET", "/o/http/127.0.0.1:\(origin.port)/big.ts"))
+        let head = try #require(connection.readResponseHead())
+        #expect(head.lowercased().contains("x-cache: bypass"), "\(head)")
+        // The origin sends it all while the player reads nothing.
+        #expect(try await eventually(timeout: .seconds(60)) { sent.load(ordering: .acquiring) })
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(server.peakMemory < 100 << 20, "peak \(server.peakMemory >> 20) MiB for a \(megabytes) MiB answer")
+        var received = 0
+        var mismatches = 0
+        var pending: [UInt8] = []
+        while received < megabytes << 20 {
+            let bytes = try connection.read(upTo: 1 << 20)
+            guard !bytes.isEmpty else { break }
+            received += bytes.count
+            pending += bytes
+            while pending.count >= 1 << 20 {
+                if pending[..<(1 << 20)].elementsEqual(mebibyte) == false { mismatches += 1 }
+                pending.removeFirst(1 << 20)
+            }
+        }
+        #expect(received == megabytes << 20 && mismatches == 0, "\(received) bytes, \(mismatches) MiB differ")
+        #expect(server.process.isRunning)
+        await server.stop()
+    }
 
     @Test("an EXT-X-DEFINE expansion bomb answers 502 with a reason, in bounded memory")
     func defineBombIsRefused() async throws {
