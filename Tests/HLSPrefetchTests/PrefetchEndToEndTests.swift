@@ -212,7 +212,10 @@ struct PrefetchTests {
 
     @Test("a 10 s live recording has every segment of the window once, in order, and plays")
     func liveRecording() async throws {
-        let origin = StreamOrigin()
+        // A window of 8 segments (16 s), as CDNs keep: under the whole suite's load, this test process's origin once
+        // answered the recorder's playlist requests 10 s apart, and a window of 4 had moved past a segment by then.
+        let window = 8
+        let origin = StreamOrigin(liveWindow: window)
         try await origin.start()
         defer { origin.stop() }
         let folder = ServerProcess.temporaryDirectory() + "/live"
@@ -229,15 +232,17 @@ struct PrefetchTests {
         let numbers = text.split(separator: "\n").filter { $0.hasPrefix("media/") }.compactMap { line in
             Int(line.dropFirst("media/seg".count).prefix { $0.isNumber })
         }
-        // It starts with the whole first window (four segments), whenever the loaded machine got it started.
+        // It starts with the whole first window, whenever the loaded machine got it started.
         #expect(
-            numbers.first.map { $0 >= firstEdge - 3 } == true, "recording starts at \(numbers) vs edge \(firstEdge)")
+            numbers.first.map { $0 >= firstEdge - (window - 1) } == true,
+            "recording starts at \(numbers) vs edge \(firstEdge)")
         #expect(
-            numbers.first.map { origin.count("/live/seg\($0 - 1).ts") == 0 && $0 + 3 <= numbers.last! } == true,
+            numbers.first.map { origin.count("/live/seg\($0 - 1).ts") == 0 && $0 + window - 1 <= numbers.last! }
+                == true,
             "the first window was not recorded whole: \(numbers)")
         #expect(numbers == Array(numbers.first!...numbers.last!), "not every segment once, in order: \(numbers)")
         // The first window plus segments that appeared while following (a loaded machine may delay refreshes).
-        #expect(numbers.count >= 6, "10 s of 2 s segments plus the first window: \(numbers)")
+        #expect(numbers.count >= window + 2, "10 s of 2 s segments plus the first window: \(numbers)")
         #expect(
             numbers.last.map { $0 >= firstEdge + 2 } == true, "recording ends at \(numbers.last!), edge \(lastEdge)")
         for number in numbers {

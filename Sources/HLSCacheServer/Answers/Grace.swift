@@ -11,8 +11,8 @@ import Synchronization
 /// answers well within it, and the player gets the new version. Every other request while the refresh runs, and
 /// that one once the wait is over, gets the stale copy at once (`X-Cache: STALE`, with `Age`); so does every request
 /// for a refresh period after one failed (``RefreshBackoff``), so that an origin failing at once is not asked by
-/// every player. Within grace: live
-/// manifests up to three target durations since they were fetched, others `--playlist-grace` past their expiry.
+/// every player. Within grace: live manifests up to three target durations since they were fetched, others
+/// `--playlist-grace` past their expiry.
 struct Grace {
     let components: ServerComponents
 

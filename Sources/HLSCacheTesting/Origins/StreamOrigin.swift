@@ -7,9 +7,9 @@ import Synchronization
 /// The origin of the tests: a Hummingbird 2 application on 127.0.0.1 that serves `Fixtures/streams`, honours
 /// single `Range` requests, counts every request by path, and misbehaves on the paths it is told to.
 ///
-/// `/live/index.m3u8` is a live playlist over `live-source/`: a window of four 2-second segments that advances
-/// every 2 s from when the origin started (`/live/seg<N>.ts` is `live-source/seg<N mod 20>.ts`). `/large/<N>.ts` is
-/// N bytes of ``pattern(count:)``. The routes the origin client's tests use (`/bytes`, `/status`, redirects…) are
+/// `/live/index.m3u8` is a live playlist over `live-source/`: a window of ``liveWindow`` (4 by default) 2-second
+/// segments that advances every 2 s from when the origin started (`/live/seg<N>.ts` is `live-source/seg<N mod 20>.ts`).
+/// `/large/<N>.ts` is N bytes of ``pattern(count:)``. The routes the origin client's tests use (`/bytes`, `/status`, redirects…) are
 /// listed in ``route(_:seen:)``.
 public final class StreamOrigin: Sendable {
     /// How a path misbehaves.
@@ -72,9 +72,16 @@ public final class StreamOrigin: Sendable {
     /// The folder files are served from.
     public let root: URL
 
+    /// How many segments the live playlist lists (a live origin's window).
+    public let liveWindow: Int
+
     /// An origin not yet started, serving `root` (the fixture streams by default).
-    public init(root: URL = TestPaths.streams) {
+    /// - Parameters:
+    ///   - root: the folder served.
+    ///   - liveWindow: how many segments the live playlist lists, at least 1.
+    public init(root: URL = TestPaths.streams, liveWindow: Int = 4) {
         self.root = root
+        self.liveWindow = max(1, liveWindow)
     }
 
     /// Runs `body` with a started origin, and stops it afterwards.
@@ -218,7 +225,7 @@ public final class StreamOrigin: Sendable {
     }
 
     /// The newest live segment's number now.
-    public var liveEdge: Int { Int(Date().timeIntervalSince(started) / Self.liveSegmentSeconds) + 3 }
+    public var liveEdge: Int { Int(Date().timeIntervalSince(started) / Self.liveSegmentSeconds) + liveWindow - 1 }
 
     private func livePlaylist() -> Response {
         Response(
@@ -228,7 +235,7 @@ public final class StreamOrigin: Sendable {
 
     private func liveText() -> String {
         let newest = liveEdge
-        let first = newest - 3
+        let first = newest - (liveWindow - 1)
         var text = "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:2\n#EXT-X-MEDIA-SEQUENCE:\(first)\n"
         for number in first...newest { text += "#EXTINF:2.000000,\nseg\(number).ts\n" }
         return text

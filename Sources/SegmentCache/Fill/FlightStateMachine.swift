@@ -7,7 +7,8 @@
 ///
 /// Body bytes live in two places: the first `fileBytes` in the temporary entry file (read back with
 /// `pread`, so a late joiner gets everything received so far without holding it in memory), the rest in
-/// memory. Bytes go to memory only once writing to the file has failed, or for an answer not stored.
+/// memory. Bytes go to memory only once writing to the file has failed, or when the fill has no file (an answer
+/// larger than the cache, no usable temporary area); an answer not stored is read from an unlinked file too.
 struct FlightStateMachine<Waiter> {
     enum State {
         case awaitingHead
@@ -85,7 +86,7 @@ struct FlightStateMachine<Waiter> {
         return takeSatisfiedWaiters()
     }
 
-    /// More body bytes, kept in memory (the answer is not stored, or writing to the file failed).
+    /// More body bytes, kept in memory (the fill has no file, or writing to it failed).
     mutating func appendedToMemory(_ chunk: [UInt8]) -> [Waiter] {
         guard case .streaming = state, !chunk.isEmpty else { return [] }
         chunkStarts.append(received)
