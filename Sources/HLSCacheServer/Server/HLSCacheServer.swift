@@ -3,6 +3,8 @@ import Hummingbird
 import HummingbirdCore
 import Logging
 import NIOCore
+import NIOHTTP1
+import NIOPosix
 import OriginCache
 import OriginClient
 import SegmentCache
@@ -45,26 +47,17 @@ public struct HLSCacheServer: Sendable {
         let timeouts = ConnectionTimeouts(
             requestHead: TimeAmount(configuration.requestHeadTimeout), idle: TimeAmount(configuration.idleTimeout),
             send: TimeAmount(configuration.sendTimeout))
-        let application = Application(
-            responder: ProxyResponder(components: components),
-            server: HTTPServerBuilder { responder in
-                EventLoopBoundChannel(
-                    inner: HTTP1Channel(
-                        responder: responder,
-                        configuration: .init(additionalChannelHandlers: [
-                            ConnectionGuard(
-                                counter: connections, timeouts: timeouts, hitPath: hitPath ? components : nil)
-                        ])))
-            },
-            configuration: .init(
-                address: .hostname(configuration.host, port: configuration.port), serverName: Answer.serverName,
-                backlog: 1024,
-                // Past the cap, stop accepting (the kernel's backlog holds the rest); the guard's own, slightly
-                // lower cap answers 503 first.
-                availableConnectionsDelegate: MaximumAvailableConnections(
-                    connections.limit + 16, logger: Logger(label: "hlscache.connections"))),
-            onServerRunning: { channel in
-                let port = channel.localAddress?.port ?? configuration.port
+        let child = HTTP1Channel(
+            responder: Self.responder(ProxyResponder(components: components)),
+            configuration: .init(additionalChannelHandlers: [
+                ConnectionGuard(counter: connections, timeouts: timeouts, hitPath: hitPath ? components : nil)
+            ]))
+        let listeners = PortListeners(
+            child: child, host: configuration.host, port: configuration.port, backlog: 1024,
+            // Past the cap, stop accepting (the kernel's backlog holds the rest); the guard's own, slightly lower cap
+            // answers 503 first.
+            maxConnections: connections.limit + 16, group: .singleton,
+            onListening: { port in
                 logger.info(
                     "hlscache listening",
                     metadata: [
@@ -74,11 +67,10 @@ public struct HLSCacheServer: Sendable {
                     ])
                 await onListening(port)
             },
-            logger: Logger(label: "hlscache.hummingbird", factory: { _ in SwiftLogNoOpLogHandler() })
-        )
+            logger: Logger(label: "hlscache.listeners"))
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: CacheJanitorService(cache: components.cache)),
-            .init(service: application),
+            .init(service: listeners),
         ]
         if let parent = configuration.parent {
             services.append(
@@ -111,6 +103,34 @@ public struct HLSCacheServer: Sendable {
 }
 
 extension HLSCacheServer {
+    /// Hummingbird's HTTP/1 responder around `proxy`, as Hummingbird's `Application` makes it: an error other than a
+    /// parse error becomes a 500, and every answer gets `Date` and `Server`.
+    fileprivate static func responder(_ proxy: ProxyResponder) -> HTTPChannelHandler.Responder {
+        let logger = Logger(label: "hlscache.hummingbird", factory: { _ in SwiftLogNoOpLogHandler() })
+        return { request, writer, channel in
+            let context = BasicRequestContext(source: .init(channel: channel, logger: logger))
+            var response: Response
+            do {
+                response = try await proxy.respond(to: request, context: context)
+            } catch let error as HTTPParserError {
+                throw error
+            } catch {
+                response = Response(status: .internalServerError)
+            }
+            response.headers[.date] = HTTPDate.now
+            response.headers[.server] = Answer.serverName
+            do {
+                try await writer.write(response: response.head, body: response.body)
+            } catch is HTTPParserError {
+                // Not thrown on as it is: Hummingbird would write a second answer. Any other error closes.
+                throw ParseErrorWhileWriting()
+            }
+        }
+    }
+
+    /// The request's next bytes were not HTTP while its answer was being written: the connection closes.
+    private struct ParseErrorWhileWriting: Error {}
+
     /// Raises the open-file limit to its hard limit and sizes the connection cap to fit in it.
     fileprivate static func connectionCounter(configuration: ServerConfiguration, logger: Logger) -> ConnectionCounter {
         let files = OpenFileLimit.raise()

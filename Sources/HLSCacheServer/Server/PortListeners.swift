@@ -1,0 +1,162 @@
+import Glibc
+import HummingbirdCore
+import Logging
+import NIOCore
+import NIOExtras
+import NIOPosix
+import ServiceLifecycle
+import Synchronization
+
+/// The server's listening sockets: one per event loop, all on one port (`SO_REUSEPORT`), each accepting the
+/// connections the kernel gives it and keeping them on its own loop. A connection's setup, its first read and its
+/// hit answers then run on the thread that accepted it, with no other thread to wake.
+///
+/// It replaces Hummingbird's `Server`, whose one listener hands every accepted connection to the next loop of the
+/// group and back five times (NIO's accept handler, then the async server channel's child initializer) before its
+/// first read: five wake-ups of an idle thread, about 200 µs of every new connection's first byte on a 2-core VM
+/// (`bench/PROFILES.md`). The HTTP/1 side is Hummingbird's own (`HTTP1Channel`'s setup and handling), each
+/// connection's task on its channel's loop (``EventLoopTaskExecutor``).
+///
+/// Graceful shutdown stops accepting and asks every connection to quiesce (finish its request, then close; NIO's
+/// `ServerQuiescingHelper`, as Hummingbird's server does); `run()` returns once all have closed. Cancellation (the
+/// service group's grace is over) cancels the connections' tasks.
+struct PortListeners<Child: ServerChildChannel>: Service {
+    /// Hummingbird's HTTP/1 channel: each connection's pipeline and its request loop.
+    let child: Child
+    /// The address to bind (port 0: one the kernel picks, then shared by every listener).
+    let host: String
+    /// The port to bind.
+    let port: Int
+    /// The kernel's accept backlog of each listener.
+    let backlog: Int
+    /// Past this many open connections (all listeners together), a listener stops accepting until one closes.
+    let maxConnections: Int
+    /// One listener per loop of this group.
+    let group: MultiThreadedEventLoopGroup
+    /// Called with the bound port once every listener accepts.
+    let onListening: @Sendable (Int) async -> Void
+    /// Where accept errors go.
+    let logger: Logger
+
+    func run() async throws {
+        let connections = ConnectionTasks()
+        let gate = AcceptGate(limit: maxConnections)
+        var listeners: [any Channel] = []
+        var helpers: [ServerQuiescingHelper] = []
+        var boundPort = port
+        do {
+            for loop in group.makeIterator() {
+                let helper = ServerQuiescingHelper(group: loop)
+                let channel = try await bind(on: loop, port: boundPort, helper: helper, gate: gate, tasks: connections)
+                boundPort = channel.localAddress?.port ?? boundPort
+                listeners.append(channel)
+                helpers.append(helper)
+            }
+        } catch {
+            for listener in listeners { try? await listener.close() }
+            throw error
+        }
+        await onListening(boundPort)
+        let quiescing = helpers
+        let bound = listeners
+        await withTaskCancellationHandler {
+            await withGracefulShutdownHandler {
+                for listener in bound { try? await listener.closeFuture.get() }
+                await connections.allEnded()
+            } onGracefulShutdown: {
+                for helper in quiescing { helper.initiateShutdown(promise: nil) }
+            }
+        } onCancel: {
+            for listener in bound { listener.close(promise: nil) }
+            connections.cancelAll()
+        }
+    }
+
+    /// Binds one listener on `loop`, its connections kept on that loop.
+    private func bind(
+        on loop: any EventLoop, port: Int, helper: ServerQuiescingHelper, gate: AcceptGate, tasks: ConnectionTasks
+    ) async throws -> any Channel {
+        let child = child
+        let logger = logger
+        return try await ServerBootstrap(group: loop)
+            .serverChannelOption(ChannelOptions.backlog, value: numericCast(backlog))
+            .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
+            .serverChannelOption(ChannelOptions.socketOption(.init(rawValue: SO_REUSEPORT)), value: 1)
+            .serverChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(gate.makeHandler())
+                    try channel.pipeline.syncOperations.addHandler(helper.makeServerChannelHandler(channel: channel))
+                }
+            }
+            .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
+            .childChannelInitializer { channel in
+                child.setup(channel: channel, logger: logger).map { value in
+                    tasks.start(for: channel) { await child.handle(value: value, logger: logger) }
+                }
+            }
+            .bind(host: host, port: port).get()
+    }
+}
+
+/// The connections' tasks, to wait for at shutdown and to cancel when its grace is over.
+final class ConnectionTasks: Sendable {
+    private struct State {
+        /// The connections whose task has not ended.
+        var open: Set<ObjectIdentifier> = []
+        /// Their tasks, once started.
+        var tasks: [ObjectIdentifier: Task<Void, Never>] = [:]
+        var waiters: [CheckedContinuation<Void, Never>] = []
+        var cancelled = false
+    }
+
+    private let state = Mutex(State())
+
+    /// Runs `handle` for `channel` on a task of its own that prefers the channel's loop: started from that loop,
+    /// its first job runs there in the same turn, with no thread to wake.
+    func start(for channel: any Channel, _ handle: @escaping @Sendable () async -> Void) {
+        let id = ObjectIdentifier(channel)
+        state.withLock { _ = $0.open.insert(id) }
+        let task = Task(executorPreference: EventLoopTaskExecutor(channel.eventLoop)) {
+            await handle()
+            self.ended(id)
+        }
+        let cancelNow = state.withLock { state -> Bool in
+            // Recorded unless it has ended already.
+            if state.open.contains(id) { state.tasks[id] = task }
+            return state.cancelled
+        }
+        if cancelNow { task.cancel() }
+    }
+
+    private func ended(_ id: ObjectIdentifier) {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.open.remove(id)
+            state.tasks[id] = nil
+            guard state.open.isEmpty else { return [] }
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Returns once no connection's task runs.
+    func allEnded() async {
+        await withCheckedContinuation { continuation in
+            let now = state.withLock { state -> Bool in
+                if state.open.isEmpty { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+
+    /// Cancels every connection's task, and any started later.
+    func cancelAll() {
+        let tasks = state.withLock { state in
+            state.cancelled = true
+            return Array(state.tasks.values)
+        }
+        for task in tasks { task.cancel() }
+    }
+}
