@@ -306,17 +306,38 @@ PY
     # Cold miss time to first byte (100 KiB object), against an origin that waits 200 ms: hlscache's minus the origin's
     # (medians of 31). The two are asked in turn, so that a machine slowing down or speeding up meanwhile (this VM's
     # scheduler packs threads on one core; the same binary read 0.6-1.2 ms in blocks of 15) weighs on both alike.
+    # The peers' own cold misses, in the same rounds: nginx proxy_cache and Varnish in front of the same slow origin.
     start_slow_origin "$slow_port" "$root" 0.2
+    stop_proxy_cache
+    stop_varnish
+    varnish=""
+    start_proxy_cache "$proxy_cache_port" "127.0.0.1:$slow_port"
+    start_varnish "$varnish_port" 127.0.0.1 "$slow_port" && varnish="http://127.0.0.1:$varnish_port"
     sleep 0.5
-    local direct cold pairs
+    local direct cold pairs peer
     pairs=$(mktemp)
     for i in $(seq 31); do
         printf 'direct %s\n' "$(curl -s -o /dev/null -w '%{time_starttransfer}' "http://127.0.0.1:$slow_port/obj100k.ts?n=$i")"
         printf 'cold %s\n' "$(curl -s -o /dev/null -w '%{time_starttransfer}' "http://127.0.0.1:$port/o/http/127.0.0.1:$slow_port/obj100k.ts?n=$i")"
+        printf 'nginx %s\n' "$(curl -s -o /dev/null -w '%{time_starttransfer}' "http://127.0.0.1:$proxy_cache_port/obj100k.ts?n=$i")"
+        [ -z "$varnish" ] || printf 'varnish %s\n' "$(curl -s -o /dev/null -w '%{time_starttransfer}' "$varnish/obj100k.ts?n=$i")"
     done > "$pairs"
     direct=$(awk '$1 == "direct" { print $2 }' "$pairs" | median)
     cold=$(awk '$1 == "cold" { print $2 }' "$pairs" | median)
     awk -v a="$cold" -v b="$direct" 'BEGIN { printf "cold_ttfb_overhead_ms %.2f\n", (a - b) * 1000 }'
+    peer=$(awk '$1 == "nginx" { print $2 }' "$pairs" | median)
+    awk -v a="$peer" -v b="$direct" 'BEGIN { printf "nginx_proxy_cache_cold_ttfb_overhead_ms %.2f\n", (a - b) * 1000 }'
+    if [ -n "$varnish" ]; then
+        peer=$(awk '$1 == "varnish" { print $2 }' "$pairs" | median)
+        awk -v a="$peer" -v b="$direct" 'BEGIN { printf "varnish_cold_ttfb_overhead_ms %.2f\n", (a - b) * 1000 }'
+    fi
+    # A cached 100 KiB hit's first byte on a new connection (a new curl process each, as above), against nginx static.
+    for i in $(seq 31); do
+        printf 'hit %s\n' "$(curl -s -o /dev/null -w '%{time_starttransfer}' "$proxied/obj100k.ts")"
+        printf 'nginx %s\n' "$(curl -s -o /dev/null -w '%{time_starttransfer}' "http://127.0.0.1:$origin_port/obj100k.ts")"
+    done > "$pairs"
+    printf 'hit_new_connection_ttfb_ms %.2f\n' "$(awk '$1 == "hit" { print $2 * 1000 }' "$pairs" | median)"
+    printf 'nginx_static_new_connection_ttfb_ms %.2f\n' "$(awk '$1 == "nginx" { print $2 * 1000 }' "$pairs" | median)"
     # The same on connections already open (a first request on each, then the cold miss): what is left is the miss
     # path's own time (request to origin request, origin's head to ours), without accepting and setting up the
     # client's connection (hlscache's: Hummingbird's child channel; the origin's: a thread of Python's server).

@@ -17,19 +17,24 @@ import Synchronization
 /// (`bench/PROFILES.md`). The HTTP/1 side is Hummingbird's own (`HTTP1Channel`'s setup and handling), each
 /// connection's task on its channel's loop (``EventLoopTaskExecutor``).
 ///
+/// A port shared with `SO_REUSEPORT` can be joined by any process of the same user: a second server started on the
+/// port by mistake would silently take a share of the connections (and a bind to port 0 may be given a port another
+/// such group holds, when the kernel runs out of free ones). Once bound, the sockets on the port that are not ours are looked for (``ListeningSocket``'s
+/// `strangers(to:)`): with port 0 another port is taken, otherwise the server stops with an error saying so.
+///
 /// Graceful shutdown stops accepting and asks every connection to quiesce (finish its request, then close; NIO's
 /// `ServerQuiescingHelper`, as Hummingbird's server does); `run()` returns once all have closed. Cancellation (the
 /// service group's grace is over) cancels the connections' tasks.
 struct PortListeners<Child: ServerChildChannel>: Service {
     /// Hummingbird's HTTP/1 channel: each connection's pipeline and its request loop.
     let child: Child
-    /// The address to bind (port 0: one the kernel picks, then shared by every listener).
+    /// The address to bind.
     let host: String
-    /// The port to bind.
+    /// The port to bind (0: one the kernel picks).
     let port: Int
-    /// The kernel's accept backlog of each listener.
+    /// The kernel's accept backlog of each socket.
     let backlog: Int
-    /// Past this many open connections (all listeners together), a listener stops accepting until one closes.
+    /// Past this many open connections (all listeners together), the listeners stop accepting until one closes.
     let maxConnections: Int
     /// One listener per loop of this group.
     let group: MultiThreadedEventLoopGroup
@@ -41,21 +46,24 @@ struct PortListeners<Child: ServerChildChannel>: Service {
     func run() async throws {
         let connections = ConnectionTasks()
         let gate = AcceptGate(limit: maxConnections)
+        let loops = Array(group.makeIterator())
+        let sockets = try bindSockets(count: loops.count)
         var listeners: [any Channel] = []
         var helpers: [ServerQuiescingHelper] = []
-        var boundPort = port
         do {
-            for loop in group.makeIterator() {
+            for (loop, socket) in zip(loops, sockets) {
                 let helper = ServerQuiescingHelper(group: loop)
-                let channel = try await bind(on: loop, port: boundPort, helper: helper, gate: gate, tasks: connections)
-                boundPort = channel.localAddress?.port ?? boundPort
-                listeners.append(channel)
+                listeners.append(
+                    try await listen(on: socket.descriptor, loop: loop, helper: helper, gate: gate, tasks: connections))
                 helpers.append(helper)
             }
         } catch {
+            // The sockets made into channels close with them, the one that failed with NIO's; the others here.
+            for socket in sockets.dropFirst(listeners.count + 1) { socket.close() }
             for listener in listeners { try? await listener.close() }
             throw error
         }
+        let boundPort = sockets[0].port
         await onListening(boundPort)
         let quiescing = helpers
         let bound = listeners
@@ -72,16 +80,37 @@ struct PortListeners<Child: ServerChildChannel>: Service {
         }
     }
 
-    /// Binds one listener on `loop`, its connections kept on that loop.
-    private func bind(
-        on loop: any EventLoop, port: Int, helper: ServerQuiescingHelper, gate: AcceptGate, tasks: ConnectionTasks
+    /// Binds `count` sockets to the address, the first to ``port`` and the others to the port it got, and checks
+    /// that no other process listens there too (with port 0, tries another port up to 8 times).
+    private func bindSockets(count: Int) throws(ListenError) -> [ListeningSocket] {
+        for _ in 0..<8 {
+            var sockets: [ListeningSocket] = []
+            do throws(ListenError) {
+                let first = try ListeningSocket(host: host, port: port, backlog: backlog)
+                sockets.append(first)
+                while sockets.count < count {
+                    sockets.append(try ListeningSocket(host: host, port: first.port, backlog: backlog))
+                }
+            } catch {
+                for socket in sockets { socket.close() }
+                throw error
+            }
+            if ListeningSocket.strangers(to: sockets).isEmpty { return sockets }
+            for socket in sockets { socket.close() }
+            guard port == 0 else { throw .shared(host: host, port: port) }
+        }
+        throw ListenError(
+            host: host, port: port, problem: "every port the kernel picked was shared with another process")
+    }
+
+    /// Has `loop` accept on `descriptor` (its own listening socket), its connections kept on that loop.
+    private func listen(
+        on descriptor: CInt, loop: any EventLoop, helper: ServerQuiescingHelper, gate: AcceptGate,
+        tasks: ConnectionTasks
     ) async throws -> any Channel {
         let child = child
         let logger = logger
         return try await ServerBootstrap(group: loop)
-            .serverChannelOption(ChannelOptions.backlog, value: numericCast(backlog))
-            .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
-            .serverChannelOption(ChannelOptions.socketOption(.init(rawValue: SO_REUSEPORT)), value: 1)
             .serverChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(gate.makeHandler())
@@ -94,7 +123,7 @@ struct PortListeners<Child: ServerChildChannel>: Service {
                     tasks.start(for: channel) { await child.handle(value: value, logger: logger) }
                 }
             }
-            .bind(host: host, port: port).get()
+            .withBoundSocket(descriptor).get()
     }
 }
 
