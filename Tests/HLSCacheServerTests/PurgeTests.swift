@@ -11,13 +11,19 @@ struct PurgeTests {
 
     /// Fetches `url` until it is a hit: a fill is published (renamed into place) just after its answer ends.
     static func cached(_ url: String, headers: [(name: String, value: String)] = []) async throws -> Bool {
-        try await waitForHit(url, headers: headers).isEmpty
+        let misses = try await waitForHit(url, headers: headers)
+        if !misses.isEmpty {
+            // Which answers it got instead, for the expectation that fails on `false`.
+            Issue.record(
+                "\(url) was no hit in 30 s; \(misses.count) answers: \(misses.prefix(3)) … \(misses.suffix(2))")
+        }
+        return misses.isEmpty
     }
 
     /// Asks for `url` until it is a hit, for `seconds` at most: the answers that were not (status and `X-Cache`),
     /// none when it became one.
     static func waitForHit(
-        _ url: String, headers: [(name: String, value: String)] = [], seconds: Double = 10
+        _ url: String, headers: [(name: String, value: String)] = [], seconds: Double = 30
     ) async throws -> [String] {
         let deadline = Date().addingTimeInterval(seconds)
         var misses: [String] = []

@@ -65,7 +65,7 @@ struct ListeningSocket {
         let entries = ["/proc/net/tcp", "/proc/net/tcp6"].flatMap { table in
             wholeFile(table).split(separator: "\n").dropFirst().compactMap {
                 line -> (address: Substring, inode: UInt64)? in
-                // sl, local_address, rem_address, st (0A: LISTEN), tx:rx queues, tr:when, retrnsmt, uid, timeout, inode.
+                // sl, local_address, rem_address, st (0A: LISTEN), queues, timer, retransmits, uid, timeout, inode.
                 let fields = line.split(separator: " ")
                 guard fields.count > 9, fields[3] == "0A", let inode = UInt64(fields[9]) else { return nil }
                 return (fields[1], inode)
@@ -129,9 +129,8 @@ struct ListenError: Error, CustomStringConvertible {
     static func shared(host: String, port: Int) -> ListenError {
         ListenError(
             host: host, port: port,
-            problem:
-                "another process listens on it too (SO_REUSEPORT) and would take a share of the connections: stop it, or choose another --port"
-        )
+            problem: "another process listens on it too (SO_REUSEPORT) and would take a share of the connections: "
+                + "stop it, or choose another --port")
     }
 
     var description: String { "cannot listen on \(host):\(port): \(problem)" }

@@ -67,7 +67,8 @@ public struct HLSCacheServer: Sendable {
                     ])
                 await onListening(port)
             },
-            logger: Logger(label: "hlscache.listeners"))
+            // Hummingbird's own lines (a parse error, a failed write) are not ours to print: the access log says it.
+            logger: Logger(label: "hlscache.hummingbird", factory: { _ in SwiftLogNoOpLogHandler() }))
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: CacheJanitorService(cache: components.cache)),
             .init(service: listeners),

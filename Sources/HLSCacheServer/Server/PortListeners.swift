@@ -19,8 +19,9 @@ import Synchronization
 ///
 /// A port shared with `SO_REUSEPORT` can be joined by any process of the same user: a second server started on the
 /// port by mistake would silently take a share of the connections (and a bind to port 0 may be given a port another
-/// such group holds, when the kernel runs out of free ones). Once bound, the sockets on the port that are not ours are looked for (``ListeningSocket``'s
-/// `strangers(to:)`): with port 0 another port is taken, otherwise the server stops with an error saying so.
+/// such group holds, when the kernel runs out of free ones). Once bound, the sockets on the port that are not ours
+/// are looked for (``ListeningSocket``'s `strangers(to:)`): with port 0 another port is taken, otherwise the server
+/// stops with an error saying so.
 ///
 /// Graceful shutdown stops accepting and asks every connection to quiesce (finish its request, then close; NIO's
 /// `ServerQuiescingHelper`, as Hummingbird's server does); `run()` returns once all have closed. Cancellation (the
@@ -40,7 +41,7 @@ struct PortListeners<Child: ServerChildChannel>: Service {
     let group: MultiThreadedEventLoopGroup
     /// Called with the bound port once every listener accepts.
     let onListening: @Sendable (Int) async -> Void
-    /// Where accept errors go.
+    /// The logger Hummingbird's channel gets for each connection.
     let logger: Logger
 
     func run() async throws {

@@ -13,8 +13,8 @@ struct AcceptGateTests {
         let first = try Listener(gate: gate)
         let second = try Listener(gate: gate)
         let accepted = [EmbeddedChannel(), EmbeddedChannel()]
-        first.accept(accepted[0])
-        second.accept(accepted[1])
+        try first.accept(accepted[0])
+        try second.accept(accepted[1])
         // Two open of two: neither listener asks its socket for more.
         first.read()
         second.read()
@@ -37,7 +37,7 @@ struct AcceptGateTests {
         let listener = try Listener(gate: gate)
         for _ in 0..<3 {
             let connection = EmbeddedChannel()
-            listener.accept(connection)
+            try listener.accept(connection)
             try close(connection)
         }
         listener.read()
@@ -68,8 +68,8 @@ private struct Listener {
 
     var reads: Int { counter.count }
 
-    func accept(_ connection: EmbeddedChannel) {
-        channel.pipeline.fireChannelRead(NIOAny(connection as any Channel))
+    func accept(_ connection: EmbeddedChannel) throws {
+        try channel.writeInbound(connection as any Channel)
     }
 
     func read() {
