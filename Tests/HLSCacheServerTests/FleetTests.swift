@@ -44,7 +44,10 @@ struct FleetTests {
         let origin = StreamOrigin()
         try await origin.start()
         defer { origin.stop() }
-        let fleet = try await TestFleet.start(nodes: 3, arguments: ["--allow-host", "127.0.0.1"])
+        // A 30 s origin timeout: under the whole suite's load, requests of this process (whose threads the origin shares)
+        // have taken 13 s, and a node that gave up at the default 15 s would ask again: a second fetch the test counts.
+        let fleet = try await TestFleet.start(
+            nodes: 3, arguments: ["--allow-host", "127.0.0.1", "--origin-timeout", "30"])
         let results = try await Self.play(fleet.proxied(origin.url(Self.vod)), players: 4)
         for result in results {
             #expect(result.status == 0, "\(result.errors)")
@@ -71,7 +74,9 @@ struct FleetTests {
         let origin = StreamOrigin()
         try await origin.start()
         defer { origin.stop() }
-        let fleet = try await TestFleet.start(nodes: 3, arguments: ["--allow-host", "127.0.0.1"])
+        // The same 30 s origin timeout as above.
+        let fleet = try await TestFleet.start(
+            nodes: 3, arguments: ["--allow-host", "127.0.0.1", "--origin-timeout", "30"])
         let url = fleet.proxied(origin.url("/live/index.m3u8"))
         let start = Date()
         let results = try await withThrowingTaskGroup(of: ChildProcess.Result.self) { group in
