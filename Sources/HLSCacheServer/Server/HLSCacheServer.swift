@@ -67,8 +67,7 @@ public struct HLSCacheServer: Sendable {
                     ])
                 await onListening(port)
             },
-            // Hummingbird's own lines (a parse error, a failed write) are not ours to print: the access log says it.
-            logger: Logger(label: "hlscache.hummingbird", factory: { _ in SwiftLogNoOpLogHandler() }))
+            logger: Self.hummingbirdLogger)
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: CacheJanitorService(cache: components.cache)),
             .init(service: listeners),
@@ -107,7 +106,7 @@ extension HLSCacheServer {
     /// Hummingbird's HTTP/1 responder around `proxy`, as Hummingbird's `Application` makes it: an error other than a
     /// parse error becomes a 500, and every answer gets `Date` and `Server`.
     fileprivate static func responder(_ proxy: ProxyResponder) -> HTTPChannelHandler.Responder {
-        let logger = Logger(label: "hlscache.hummingbird", factory: { _ in SwiftLogNoOpLogHandler() })
+        let logger = hummingbirdLogger
         return { request, writer, channel in
             let context = BasicRequestContext(source: .init(channel: channel, logger: logger))
             var response: Response
@@ -128,6 +127,11 @@ extension HLSCacheServer {
             }
         }
     }
+
+    /// The logger Hummingbird's channel and request contexts get: a silent one. Its own lines (a parse error, a failed
+    /// write) are not ours to print; the access log says what happened to each request.
+    fileprivate static let hummingbirdLogger = Logger(
+        label: "hlscache.hummingbird", factory: { _ in SwiftLogNoOpLogHandler() })
 
     /// The request's next bytes were not HTTP while its answer was being written: the connection closes.
     private struct ParseErrorWhileWriting: Error {}
