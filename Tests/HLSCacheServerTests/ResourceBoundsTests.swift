@@ -65,7 +65,7 @@ struct ResourceBoundsTests {
             received += bytes.count
             pending += bytes
             while pending.count >= 1 << 20 {
-                if pending[..<(1 << 20)].elementsEqual(mebibyte) == false { mismatches += 1 }
+                if !TestBytes.equal(pending[..<(1 << 20)], mebibyte[...]) { mismatches += 1 }
                 pending.removeFirst(1 << 20)
             }
         }

@@ -26,12 +26,29 @@ public struct PatternOrigin: ObjectSource {
         guard parts.count >= 2, let index = Int(parts[parts.count - 2]),
             let size = Int(parts[parts.count - 1].dropLast(3))
         else { return Array(key.url.utf8) }
-        let body = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ index &* 17 &+ $0 >> 9) }
+        // Byte i is 31 i + 17 index + i / 512, modulo 256. In block k of 512 bytes that is 31 j + (17 index + k) for
+        // its byte j (31 × 512 is a multiple of 256): block k is ``shiftedBlocks``' block (17 index + k) mod 256.
+        var body: [UInt8] = []
+        body.reserveCapacity(size)
+        var block = 0
+        while body.count < size {
+            let shift = (index &* 17 &+ block) & 255
+            let start = shift * blockLength
+            body.append(contentsOf: shiftedBlocks[start..<(start + min(blockLength, size - body.count))])
+            block += 1
+        }
         bodies.withLock { $0[key.url] = body }
         return body
     }
 
     private static let bodies = Mutex<[String: [UInt8]]>([:])
+
+    private static let blockLength = 512
+
+    /// The 256 blocks a body is made of, one after the other: block `s` holds 31 j + s, modulo 256, at its byte j.
+    private static let shiftedBlocks: [UInt8] = (0..<(256 * blockLength)).map {
+        UInt8(truncatingIfNeeded: ($0 % blockLength) &* 31 &+ $0 / blockLength)
+    }
 
     /// The object at `key`, in 16 KiB chunks.
     public func fetch(_ key: CacheKey) async throws -> SourceResponse {

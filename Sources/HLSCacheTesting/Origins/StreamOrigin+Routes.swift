@@ -6,8 +6,12 @@ extension StreamOrigin {
     /// The byte at `offset` of every `/bytes` body: a period of 251 does not line up with any chunk size.
     public static func patternByte(at offset: Int) -> UInt8 { UInt8(truncatingIfNeeded: (offset &* 7) % 251) }
 
+    /// How often ``patternByte(at:)`` repeats.
+    public static let patternPeriod = 251
+
     /// 16 MiB of ``patternByte(at:)``, sliced by `/bytes`.
-    public static let bytesPattern: [UInt8] = (0..<(16 << 20)).map(patternByte(at:))
+    public static let bytesPattern: [UInt8] = TestBytes.repeating(
+        (0..<patternPeriod).map(patternByte(at:)), count: 16 << 20)
 
     /// `hello, gzip\n`, gzip-compressed: the body of `/gzip`.
     public static let gzipHello: [UInt8] = [
