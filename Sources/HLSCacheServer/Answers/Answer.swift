@@ -4,8 +4,9 @@ import NIOCore
 import SegmentCache
 
 /// One request's answer, planned once: status, finished headers, body and the access record written when the body
-/// has been sent. Both writers send the same plan: the event-loop hit path (``HitPathHandler``, for bodies it can
-/// send at once) and the async responder (``ProxyResponder``, through ``Answer/response(components:)``, for everything).
+/// has been sent. Both writers send the same plan: the event-loop hit path (``HitFront`` and ``HitPathHandler``, for
+/// bodies they can send at once, and ``HitFront`` for the misses whose fill it starts, streamed) and the async
+/// responder (``ProxyResponder``, through ``Answer/response(components:)``, for everything).
 ///
 /// The headers every answer carries are added here and nowhere else (``headers``): `X-Request-Id`, `X-Cache`,
 /// `Content-Length`, the CORS headers the request was granted, and a default `Cache-Control: no-store`. The writers
@@ -92,7 +93,7 @@ struct Answer: Sendable {
 
     /// The finished headers, except `Date`, `Server` and `Connection`: the answer's own fields, then the fields every
     /// answer carries, added here and nowhere else: `X-Request-Id`, `X-Cache` (not for an error), `Content-Length`
-    /// (when known) and the CORS headers the request was granted. ``writeHead(closing:into:)`` writes the same
+    /// (when known) and the CORS headers the request was granted. ``writeHead(closing:chunked:into:)`` writes the same
     /// fields in the same order.
     var headers: HTTPFields {
         var headers = ownFields.fields

@@ -6,7 +6,7 @@ import NIOCore
 final class MadeFields: Sendable {
     /// The fields.
     let fields: HTTPFields
-    /// Their lines, as ``Answer/writeHead(closing:into:)`` writes them.
+    /// Their lines, as ``Answer/writeHead(closing:chunked:into:)`` writes them.
     let bytes: ByteBuffer
 
     /// Makes the lines of `fields`.

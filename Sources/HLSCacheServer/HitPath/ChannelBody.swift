@@ -58,7 +58,17 @@ struct AnswersInFlight {
         answers.append(
             AnswerInFlight(
                 record: answer.record, status: answer.status.code, result: answer.result, bytes: body.bytes,
-                fileHandle: body.fileHandle, slice: body.slice, closing: connection.eventLoopAnswerEnded()))
+                bytesIfCut: -1, fileHandle: body.fileHandle, slice: body.slice,
+                closing: connection.eventLoopAnswerEnded()))
+    }
+
+    /// `answer`, whose end the caller has just written after streaming `bytes` of body (or failed to: its last write
+    /// fails, and the access log says how many went out), is in flight, as with ``append(_:body:connection:)``.
+    mutating func append(_ answer: Answer, streamed bytes: Int64, connection: ConnectionGuard) {
+        answers.append(
+            AnswerInFlight(
+                record: answer.record, status: answer.status.code, result: answer.result, bytes: bytes,
+                bytesIfCut: bytes, fileHandle: nil, slice: nil, closing: connection.eventLoopAnswerEnded()))
     }
 
     /// The oldest answer in flight, taken out: its last write has just completed.
@@ -74,6 +84,8 @@ final class AnswerInFlight {
     fileprivate let status: Int
     fileprivate let result: CacheResult
     fileprivate let bytes: Int64
+    /// What the access log says went out when the last write fails: -1 when it cannot tell (one write of all).
+    fileprivate let bytesIfCut: Int64
     fileprivate let fileHandle: NIOFileHandle?
     /// Kept open until the write completes.
     fileprivate let slice: FileSlice?
@@ -81,13 +93,14 @@ final class AnswerInFlight {
     fileprivate let closing: Bool?
 
     fileprivate init(
-        record: AccessRecord, status: Int, result: CacheResult, bytes: Int64, fileHandle: NIOFileHandle?,
-        slice: FileSlice?, closing: Bool?
+        record: AccessRecord, status: Int, result: CacheResult, bytes: Int64, bytesIfCut: Int64,
+        fileHandle: NIOFileHandle?, slice: FileSlice?, closing: Bool?
     ) {
         self.record = record
         self.status = status
         self.result = result
         self.bytes = bytes
+        self.bytesIfCut = bytesIfCut
         self.fileHandle = fileHandle
         self.slice = slice
         self.closing = closing
@@ -100,7 +113,7 @@ final class AnswerInFlight {
         let (sent, aborted): (Int64, (any Error)?)
         switch result {
         case .success: (sent, aborted) = (bytes, nil)
-        case .failure(let error): (sent, aborted) = (-1, error)
+        case .failure(let error): (sent, aborted) = (bytesIfCut, error)
         }
         record.finish(status: status, bytes: sent, result: self.result, aborted: aborted, components: components)
     }

@@ -126,7 +126,7 @@ extension Answer {
 
 extension Answer {
     /// The access record of a request the hit path answers: a new request id, and the CORS grant of its `Origin`.
-    private static func record(
+    static func record(
         of request: HitRequest, originURL: String?, start: ContinuousClock.Instant = .now,
         components: ServerComponents
     ) -> AccessRecord {
@@ -141,8 +141,8 @@ extension Answer {
     /// The answer's head for the HTTP/1 encoder, built straight from the answer (no conversion from HTTP types):
     /// the answer's fields in order, then the connection's own (`Date`, `Server`, and `Connection: close` when
     /// `closing`). For a request the decoder read, the encoder writes the head, so that it keeps pairing answers with
-    /// their requests (it sends no body to a HEAD request); ``writeHead(closing:into:)`` writes the same head for a
-    /// request the decoder never saw (``HitFront``).
+    /// their requests (it sends no body to a HEAD request); ``writeHead(closing:chunked:into:)`` writes the same
+    /// head for a request the decoder never saw (``HitFront``).
     /// - Parameter closing: whether the connection closes after this answer.
     func responseHead(closing: Bool) -> HTTPResponseHead {
         var fields: [(String, String)] = []
@@ -158,19 +158,26 @@ extension Answer {
     }
 
     /// The bytes of ``responseHead(closing:)``, as the encoder writes them, appended to `buffer`; an answer with no
-    /// `Content-Length` whose status allows a body says `Content-Length: 0` (the encoder would announce a chunked
-    /// body; the hit path plans no such answer: every answer it sends has its length, or is a 204). Fields made
-    /// once (``MadeFields``) are copied as bytes; the fields every answer carries (``forEachCarriedField(_:)``), and
-    /// `Date` and `Server`, from lines made once where only a value varies. A grant that varies by origin changes an
-    /// own field (`Vary`): that head is written from ``headers``.
-    func writeHead(closing: Bool, into buffer: inout ByteBuffer) {
+    /// `Content-Length` whose status allows a body says `Content-Length: 0` unless `chunked` (the encoder would
+    /// announce a chunked body; every hit has its length, or is a 204, and a miss of unknown length is `chunked`).
+    /// Fields made once (``MadeFields``) are copied as bytes; the fields every answer carries
+    /// (``forEachCarriedField(_:)``), and `Date` and `Server`, from lines made once where only a value varies. A grant
+    /// that varies by origin changes an own field (`Vary`): that head is written from ``headers``.
+    /// - Parameters:
+    ///   - closing: whether the connection closes after this answer.
+    ///   - chunked: the body follows in chunks (`Transfer-Encoding: chunked`): an answer of unknown length that the
+    ///     front streams as it arrives (``HitFront``), whose end a reader must be able to tell from a cut.
+    func writeHead(closing: Bool, chunked: Bool = false, into buffer: inout ByteBuffer) {
         if status == .ok {
             buffer.writeStaticString("HTTP/1.1 200 OK\r\n")
         } else {
             buffer.writeStaticString("HTTP/1.1 ")
             buffer.writeString(String(status.code))
             buffer.writeStaticString(" ")
-            buffer.writeString(status.reasonPhrase)
+            // A status made from its code alone (an origin's failure passed on) has no phrase of its own.
+            buffer.writeString(
+                status.reasonPhrase.isEmpty
+                    ? HTTPResponseStatus(statusCode: status.code).reasonPhrase : status.reasonPhrase)
             buffer.writeStaticString("\r\n")
         }
         if record.cors.variesByOrigin {
@@ -182,7 +189,9 @@ extension Answer {
             }
             writeCarriedFields(into: &buffer)
         }
-        if length == nil, status.code >= 200, status.code != 204, status.code != 304 {
+        if chunked {
+            buffer.writeStaticString("Transfer-Encoding: chunked\r\n")
+        } else if length == nil, status.code >= 200, status.code != 204, status.code != 304 {
             buffer.writeStaticString("Content-Length: 0\r\n")
         }
         buffer.writeImmutableBuffer(HTTPDate.dateAndServerLines)

@@ -3,14 +3,16 @@ import SegmentCache
 
 /// Answers fresh hits straight from a connection's bytes, before the HTTP/1 decoder: the request head is read by
 /// ``RequestHeadScanner``, planned by the same ``Answer`` builders as every answer, and its head and body leave as
-/// one write of bytes (``Answer/writeHead(closing:into:)``), with no decoding into HTTP/1 parts, no encoder and no
-/// pipeline walk. It sits in front of the decoder and behind ``ConnectionGuard``'s first-byte watcher, which
-/// installs it.
+/// one write of bytes (``Answer/writeHead(closing:chunked:into:)``), with no decoding into HTTP/1 parts, no encoder
+/// and no pipeline walk. A miss whose fill it starts, with nothing pipelined behind it, is answered here too
+/// (`HitFront+Misses`), as is an LL-HLS blocking reload parked on a fill in flight (`HitFront+Parking`). It sits in
+/// front of the decoder and behind ``ConnectionGuard``'s first-byte watcher, which installs it.
 ///
 /// Only a request arriving when the connection is idle (every request it handed on has its answer written) is
 /// answered here, so answers leave in request order. Everything else is handed to the decoder as the bytes came:
-/// a request that is not such a hit (a miss, a parked reload, an error: ``HitPathHandler`` and Hummingbird answer
-/// it), whole heads one at a time, so that the decoder holds no partial request when the connection is idle again;
+/// a request that is not answered here (a miss with requests behind it, a stale entry, an error, hlscache's own
+/// routes: ``HitPathHandler`` and Hummingbird answer it), whole heads one at a time, so that the decoder holds no
+/// partial request when the connection is idle again;
 /// and, from the first request the scanner does not read whole (a body, another method or version, anything
 /// unusual), every byte for the rest of the connection. While an answer of ours is being written and the socket is
 /// not writable, the requests after it wait and reads are held; a half-close and a graceful-shutdown quiesce wait
@@ -21,7 +23,7 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
     typealias OutboundIn = IOData
     typealias OutboundOut = IOData
 
-    private enum Mode {
+    enum Mode {
         /// Requests are read here.
         case reading
         /// The decoder reads every byte from now on.
@@ -30,16 +32,21 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
         case closing
     }
 
-    private let components: ServerComponents
-    private let connection: ConnectionGuard
-    private var mode = Mode.reading
+    let components: ServerComponents
+    let connection: ConnectionGuard
+    var mode = Mode.reading
     /// Bytes not read yet: the start of a head, or requests waiting for the socket to drain.
     private var unread: ByteBuffer?
     /// Requests handed to the decoder whose answer's end has not been written.
-    private var handedOn = 0
+    var handedOn = 0
     /// Our answers not yet fully written.
-    private var inFlight = AnswersInFlight()
-    private var heldInputClosed: Any?
+    var inFlight = AnswersInFlight()
+    /// Whether a miss is being answered here (``takeMiss(_:resolved:context:)``), from the start of its plan until its
+    /// end is written: the requests after it wait in ``unread``, and reads, a half-close and a quiesce wait for it.
+    var answeringMiss = false
+    /// The task planning and streaming that miss, cancelled if the connection goes first.
+    var missTask: Task<Void, Never>?
+    var heldInputClosed: Any?
     private var heldQuiesce: Any?
     private var quiescing = false
     /// Whether ``unread`` is the start of a head (not complete requests waiting for the socket).
@@ -51,41 +58,22 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
     /// Whether a flush is asked for at the end of the event loop's round (``EventLoopFlushes``).
     private var flushAsked = false
     /// `TCP_CORK` while a head waits in the channel for the file region behind it, until the flush.
-    private var cork = SocketCork()
+    var cork = SocketCork()
     /// Whether a file answer was queued since the last round's flush began.
     private var fileQueued = false
     /// The blocking reload parked here, with its head's bytes, for the decoder should it go on after all.
-    private var parked: Parked?
+    var parked: ParkedRequest?
     /// The parked request's numbering and its rendering wait.
-    private var parking = ReloadParking()
+    var parking = ReloadParking()
     /// Whether the request being handed to the decoder was planned here already: a miss whose fill was started (or
     /// needed none), or a request parked here. ``HitPathHandler`` passes it on to the responder as it is, rather than
     /// look it up, start its fill or park it a second time.
-    private(set) var handsOnPlanned = false
+    var handsOnPlanned = false
     /// Whether bytes went on to the decoder since a read's completion last went on: a read whose requests were all
     /// answered here ends here, with no walk of the handlers behind (they were given nothing to complete).
     private var forwardedSinceReadComplete = false
     /// Who asks for the connection's reads, and when one is held back.
     private let reads = FrontReads()
-
-    /// A request parked here (``park(_:_:head:context:)``). A class: every request looks at whether one is parked,
-    /// and an optional reference is tested without copying what it holds.
-    private final class Parked {
-        let head: ByteBuffer
-        let request: HitRequest
-        let resolved: RequestResolution.OriginRequest
-        let since: ContinuousClock.Instant
-
-        init(
-            head: ByteBuffer, request: HitRequest, resolved: RequestResolution.OriginRequest,
-            since: ContinuousClock.Instant
-        ) {
-            self.head = head
-            self.request = request
-            self.resolved = resolved
-            self.since = since
-        }
-    }
 
     /// - Parameters:
     ///   - components: the server's cache and configuration.
@@ -155,7 +143,7 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
         }
         unreadIsPartialHead = false
         while bytes.readableBytes > 0, mode == .reading {
-            if inFlight.count > 0, !context.channel.isWritable {
+            if answeringMiss || (inFlight.count > 0 && !context.channel.isWritable) {
                 unread = bytes
                 return handedBytesOn
             }
@@ -188,7 +176,13 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
                     if let remembered,
                         let resolved = Answer.fillToStart(for: request, resolution: remembered.resolution)
                     {
-                        Answer.startFill(resolved, on: context.eventLoop, components: components)
+                        let started = Answer.startFill(resolved, on: context.eventLoop, components: components)
+                        // Answered here too when nothing follows it: written as the fill brings it, with no decoder.
+                        if started, bytes.readableBytes == length {
+                            bytes.moveReaderIndex(forwardBy: length)
+                            takeMiss(request, resolved: resolved, context: context)
+                            continue
+                        }
                     }
                     handsOnPlanned = remembered != nil
                     defer { handsOnPlanned = false }
@@ -230,7 +224,7 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
     }
 
     /// A read's completion goes on to the handlers behind (a read's, or ours after what we passed on outside one).
-    private func readCompleted(context: ChannelHandlerContext) {
+    func readCompleted(context: ChannelHandlerContext) {
         forwardedSinceReadComplete = false
         context.fireChannelReadComplete()
     }
@@ -244,9 +238,15 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
         context.fireChannelActive()
     }
 
-    /// Whether reads wait: our answers are being written and the socket is full.
-    private func holdsReads(_ context: ChannelHandlerContext) -> Bool {
-        inFlight.count > 0 && !context.channel.isWritable
+    func channelInactive(context: ChannelHandlerContext) {
+        // A miss still waiting for the origin has no one to answer (its fill goes on for the cache).
+        missTask?.cancel()
+        context.fireChannelInactive()
+    }
+
+    /// Whether reads wait: our answers are being written and the socket is full, or a miss is being answered.
+    func holdsReads(_ context: ChannelHandlerContext) -> Bool {
+        answeringMiss || (inFlight.count > 0 && !context.channel.isWritable)
     }
 
     /// Whether a request may be answered (or parked) here now: the connection is idle and not shutting down.
@@ -254,76 +254,12 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
         handedOn == 0 && !quiescing && connection.admitsEventLoopAnswer
     }
 
-    /// Parks an LL-HLS blocking reload whose fill is in flight, when nothing follows it: it waits here, before the
-    /// decoder, and its answer once the fill ends is a hit written as bytes like any other of ours. It goes on to the
-    /// decoder when the fill's end brings no hit, or when anything comes first (more bytes, a graceful shutdown).
-    /// `false`: not such a request, or no fill of it in flight (the decoder's side starts one).
-    private func park(
-        _ request: HitRequest, _ resolution: RequestResolution, head: ByteBuffer, context: ChannelHandlerContext
-    ) -> Bool {
-        guard let resolved = Answer.fillToStart(for: request, resolution: resolution), Answer.mayPark(request),
-            parking.park(resolved.key, for: self, context: context, components: components)
-        else { return false }
-        parked = Parked(head: head, request: request, resolved: resolved, since: .now)
-        connection.eventLoopAnswerStarted(closing: request.closes)
-        components.metrics.parkedRequest()
-        return true
-    }
-
-    /// The fill the parked request waited for has ended: a hit is written now, and flushed at once (a client
-    /// answered early is better than a burst at the end of the round); anything else goes to the decoder.
-    func fillEnded(parking number: Int, batch: WakeBatch, context: ChannelHandlerContext) {
-        guard number == parking.number, let parked else { return }
-        guard context.channel.isActive else {
-            // The player left meanwhile: nothing to answer.
-            self.parked = nil
-            connection.eventLoopAnswerAbandoned()
-            return
-        }
-        let outcome = parking.fillEnded(
-            parked.request, resolved: parked.resolved, since: parked.since, batch: batch, for: self, context: context,
-            components: components)
-        switch outcome {
-        case .waiting:
-            return
-        case .answer(let answer):
-            // Every hit has a body that can be sent at once; were it not so, the responder would answer.
-            guard let body = ChannelBody(of: answer) else {
-                unpark(context: context)
-                return
-            }
-            self.parked = nil
-            send(answer, body: body, closing: parked.request.closes, context: context)
-            if parked.request.closes { mode = .closing }
-            context.flush()
-            cork.off(context.channel)
-        case .handOn:
-            unpark(context: context)
-        }
-    }
-
-    /// Hands the parked request, if any, to the decoder: the responder answers it as any request it is given.
-    private func unpark(context: ChannelHandlerContext) {
-        guard let parked else { return }
-        self.parked = nil
-        connection.eventLoopAnswerAbandoned()
-        handedOn += 1
-        if parked.request.closes { mode = .handedOver }
-        handsOnPlanned = true
-        context.fireChannelRead(wrapInboundOut(parked.head))
-        handsOnPlanned = false
-        // Outside a read (the fill's end), Hummingbird's channel takes reads in only at a read's completion.
-        readCompleted(context: context)
-        if inFlight.count == 0, let event = heldInputClosed {
-            heldInputClosed = nil
-            inputClosed(event, context: context)
-        }
-    }
-
     /// Writes an answer as bytes: the head, with a small body in the same buffer; a larger one or a file region
     /// after it. Finishes its access record once the last byte is written or the connection fails. The caller
     /// flushes.
-    private func send(_ answer: Answer, body: ChannelBody, closing: Bool, context: ChannelHandlerContext) {
+    func send(
+        _ answer: Answer, body: ChannelBody, closing: Bool, context: ChannelHandlerContext, isHit: Bool = true
+    ) {
         var inlined: ByteBuffer?
         var rest = body.data
         if case .byteBuffer(let buffer) = rest, buffer.readableBytes <= Self.inlineBodyLimit {
@@ -344,9 +280,15 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
         } else {
             context.write(wrapOutboundOut(.byteBuffer(head)), promise: written)
         }
-        components.metrics.frontHit(body: answer.bodyKind)
+        if isHit { components.metrics.frontHit(body: answer.bodyKind) }
         inFlight.append(answer, body: body, connection: connection)
-        written.futureResult.assumeIsolated().whenComplete { result in
+        finishWhenWritten(written.futureResult, context: context)
+    }
+
+    /// When `written` (the last write of the answer last put in ``inFlight``) completes: the answer is finished, then
+    /// what waited for our answers goes on.
+    func finishWhenWritten(_ written: EventLoopFuture<Void>, context: ChannelHandlerContext) {
+        written.assumeIsolated().whenComplete { result in
             guard let answer = self.inFlight.popOldest() else { return }
             answer.finish(result, components: self.components)
             if self.inFlight.count == 0 { self.finishedSending(context: context) }
@@ -376,13 +318,13 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
 
     /// Our last answer is written: requests waiting for the socket go on, then a held read, quiesce and half-close
     /// (not while requests of a read are in hand: the read's loop calls again when it ends).
-    private func finishedSending(context: ChannelHandlerContext) {
+    func finishedSending(context: ChannelHandlerContext) {
         guard !inReadLoop else {
             finishDeferred = true
             return
         }
         resumeUnread(context: context)
-        guard inFlight.count == 0 else { return }
+        guard inFlight.count == 0, !answeringMiss else { return }
         reads.release(context: context)
         if let event = heldQuiesce {
             heldQuiesce = nil
@@ -396,7 +338,7 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
 
     /// The client half-closed and no answer of ours is being written: the start of a head left unread goes to the
     /// decoder, to be answered (or refused) as it would be without this handler, and the event follows it.
-    private func inputClosed(_ event: Any, context: ChannelHandlerContext) {
+    func inputClosed(_ event: Any, context: ChannelHandlerContext) {
         if mode == .reading, let bytes = unread {
             unread = nil
             mode = .handedOver
@@ -408,8 +350,9 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
 
     /// Reads the requests kept while the socket was full. Outside a read, what goes on to the decoder is followed by a
     /// read's completion: Hummingbird's channel takes reads in only then.
-    private func resumeUnread(context: ChannelHandlerContext) {
-        guard mode == .reading, var bytes = unread, context.channel.isWritable || inFlight.count == 0 else { return }
+    func resumeUnread(context: ChannelHandlerContext) {
+        guard mode == .reading, !answeringMiss, var bytes = unread, context.channel.isWritable || inFlight.count == 0
+        else { return }
         unread = nil
         if readRequests(&bytes, context: context) { readCompleted(context: context) }
     }
@@ -431,13 +374,13 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
             quiescing = true
             // Shutting down: a parked request is the responder's to answer (or drain).
             unpark(context: context)
-            if inFlight.count > 0 {
+            if inFlight.count > 0 || answeringMiss {
                 heldQuiesce = event
                 return
             }
         }
         if case ChannelEvent.inputClosed = event {
-            if inFlight.count > 0 || parked != nil {
+            if inFlight.count > 0 || parked != nil || answeringMiss {
                 heldInputClosed = event
             } else {
                 inputClosed(event, context: context)

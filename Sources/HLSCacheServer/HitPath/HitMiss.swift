@@ -26,14 +26,17 @@ extension Answer {
     /// the cache knows an entry (``SegmentCache/startFill(_:lookedUp:executorPreference:)``): the origin request
     /// leaves now, and the fill goes on on that loop once the origin answers, to wake the responder there. The caller
     /// looked the key up just now.
+    /// - Returns: whether a fill was started (no entry of the key is known, and none was in flight).
+    @discardableResult
     static func startFill(
         _ resolved: RequestResolution.OriginRequest, on eventLoop: any EventLoop, components: ServerComponents
-    ) {
+    ) -> Bool {
         guard
             components.cache.startFill(
                 resolved.key, lookedUp: true, executorPreference: EventLoopTaskExecutor(eventLoop))
-        else { return }
+        else { return false }
         components.metrics.eventLoopFillStarted()
+        return true
     }
 
     /// Whether a request with a ``fillToStart(for:resolution:)`` key may wait on the event loop for that fill: an

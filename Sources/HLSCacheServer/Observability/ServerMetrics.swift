@@ -38,6 +38,9 @@ final class ServerMetrics: Sendable {
     /// `hlscache_front_hits_total`: hits answered from the connection's bytes, in front of the HTTP/1 decoder
     /// (also counted in `hlscache_event_loop_hits_total`).
     private let frontHits: CoreMetrics.Counter
+    /// `hlscache_front_misses_total`: misses answered by the front that started their fill, without the HTTP/1
+    /// decoder and the responder (whatever the answer: the object, or the origin's failure).
+    private let frontMisses: CoreMetrics.Counter
     private let requestDuration: CoreMetrics.Timer
     /// `hlscache_event_loop_hits_total{body}`, at ``HitBodyKind/index`` (an array: a dictionary would hash the
     /// kind on every hit).
@@ -85,6 +88,7 @@ final class ServerMetrics: Sendable {
         parkedRequests = CoreMetrics.Counter(label: "hlscache_parked_requests_total", factory: factory)
         eventLoopFillStarts = CoreMetrics.Counter(label: "hlscache_event_loop_fill_starts_total", factory: factory)
         frontHits = CoreMetrics.Counter(label: "hlscache_front_hits_total", factory: factory)
+        frontMisses = CoreMetrics.Counter(label: "hlscache_front_misses_total", factory: factory)
         requestDuration = CoreMetrics.Timer(
             label: "hlscache_request_duration_seconds", preferredDisplayUnit: .seconds, factory: factory)
     }
@@ -114,6 +118,11 @@ final class ServerMetrics: Sendable {
     func frontHit(body: HitBodyKind) {
         eventLoopHits[body.index].increment()
         frontHits.increment()
+    }
+
+    /// Counts a miss the front answered itself (`hlscache_front_misses_total`).
+    func frontMiss() {
+        frontMisses.increment()
     }
 
     /// Counts a blocking playlist reload parked on the event loop (`hlscache_parked_requests_total`).

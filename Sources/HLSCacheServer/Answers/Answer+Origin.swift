@@ -1,0 +1,111 @@
+import HTTPTypes
+import Logging
+import OriginCache
+import SegmentCache
+
+extension Answer {
+    /// The answer for a request of an origin object that is not a fresh hit (a miss, a fill in flight, a stale or
+    /// expired entry): fetched through the cache and planned here for both writers, the async responder
+    /// (``ProxyResponder``) and the event-loop front, which answers the misses it starts itself (``HitFront``).
+    ///
+    /// A playlist is rendered, an object answered whole or in part, a failure answered with its reason, or with a
+    /// stale copy when the origin failed and one is fit to serve. Fills this request starts send the nodes it passed
+    /// through on to a parent (loop detection).
+    /// - Parameters:
+    ///   - resolved: the origin object (not a read-ahead, which the responder answers 202).
+    ///   - record: the access record; its origin URL and kind are filled in.
+    static func origin(
+        _ resolved: RequestResolution.OriginRequest, record: AccessRecord, components: ServerComponents
+    ) async -> Answer {
+        var record = record
+        record.originURL = resolved.url
+        record.kind = RequestKind(ObjectKind.guess(url: resolved.url))
+        let planner = OriginAnswers(components: components)
+        return await FleetHop.$incoming.withValue(resolved.hops) { [record] in
+            await planner.origin(resolved, record: record)
+        }
+    }
+}
+
+/// The decisions of ``Answer/origin(_:record:components:)``: grace, the fetch, a rendering, stale-if-error.
+private struct OriginAnswers {
+    let components: ServerComponents
+
+    /// Fetches through the cache and plans the answer: a playlist rendered, an object, or the failure (a stale
+    /// copy instead when the origin failed).
+    func origin(_ resolved: RequestResolution.OriginRequest, record: AccessRecord) async -> Answer {
+        let key = resolved.key
+        if let stale = await Grace(components: components).answer(resolved, record: record) { return stale }
+        let response: CacheResponse
+        do {
+            response = try await components.cache.fetch(key, freshness: .fresh)
+        } catch {
+            return failed(FetchFailure(error, url: key.url), resolved, record: record)
+        }
+        guard (200..<300).contains(response.metadata.status) else {
+            return failed(
+                FetchFailure(originStatus: response.metadata.status, url: resolved.url), resolved, record: record)
+        }
+        var answer = await answer(response, resolved, record: record)
+        // Filled through a parent on this request: say what the parent's cache did.
+        if response.disposition != .hit, let parentResult = response.upstreamCache {
+            answer.setField(.xCacheParent, to: parentResult)
+        }
+        return answer
+    }
+
+    /// The answer for a 2xx cache response: an object, a manifest as stored (for a child node), or a manifest
+    /// rendered.
+    private func answer(
+        _ response: CacheResponse, _ resolved: RequestResolution.OriginRequest, record: AccessRecord
+    ) async -> Answer {
+        let result = result(of: response)
+        guard response.metadata.objectKind.isManifest, !resolved.asStored else {
+            return .object(
+                response, requested: resolved.requested, result: result, record: record, components: components)
+        }
+        let key = resolved.key
+        let rendered: RenderedPlaylist
+        do {
+            rendered = try await PlaylistRenderer(components: components).rendering(key: key, response: response)
+        } catch {
+            return failed(FetchFailure(error, url: key.url), resolved, record: record)
+        }
+        return .playlist(rendered, metadata: response.metadata, result: result, record: record, components: components)
+            ?? Answer(failure: .serviceUnavailable, reason: "out of file descriptors: try again", record: record)
+    }
+
+    private func result(of response: CacheResponse) -> CacheResult {
+        guard response.isStored else { return .bypass }
+        return response.disposition == .hit ? .hit : .miss
+    }
+
+    /// A failure's answer: a stale copy when the origin failed and one is fit to serve, else the failure itself.
+    private func failed(
+        _ failure: FetchFailure, _ resolved: RequestResolution.OriginRequest, record: AccessRecord
+    ) -> Answer {
+        if let reason = failure.staleReason, let stale = staleAnswer(resolved, because: reason, record: record) {
+            return stale
+        }
+        return failure.answer(record: record, logger: components.logger)
+    }
+
+    /// A stale copy for stale-if-error: live playlists up to three target durations old, anything else without
+    /// limit.
+    private func staleAnswer(
+        _ resolved: RequestResolution.OriginRequest, because reason: String, record: AccessRecord
+    ) -> Answer? {
+        let key = resolved.key
+        guard let stale = components.cache.staleEntry(for: key) else { return nil }
+        guard stale.metadata.objectKind.isManifest, !resolved.asStored else {
+            components.logger.warning("serving stale", metadata: ["url": "\(key.url)", "reason": "\(reason)"])
+            return .object(
+                stale, requested: resolved.requested, result: .stale, record: record, components: components)
+        }
+        guard let (rendered, age) = PlaylistRenderer(components: components).staleRendering(key: key, response: stale)
+        else { return nil }
+        components.logger.warning(
+            "serving stale playlist", metadata: ["url": "\(key.url)", "reason": "\(reason)", "age_s": "\(Int(age))"])
+        return .playlist(rendered, metadata: stale.metadata, result: .stale, record: record, components: components)
+    }
+}

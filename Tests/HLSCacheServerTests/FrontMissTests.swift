@@ -1,0 +1,125 @@
+import Foundation
+import HLSCacheTesting
+import Synchronization
+import Testing
+
+/// Misses the event-loop front answers itself (`HitFront+Misses`): the front that started the fill writes the answer
+/// as the fill brings it, with no decoder or responder, and keeps the connection's order and the body's integrity.
+@Suite("Front misses")
+struct FrontMissTests {
+    /// An origin on its own threads: `/slow.ts` sends its head and half of its body, then the rest once `release` is
+    /// set; `/chunked.ts` a chunked body without a length, `/cut-chunked.ts` one that ends before its last chunk;
+    /// anything else `hit body` with a day's freshness.
+    private static func origin(release: Flag, halfSent: Flag) throws -> RawOrigin {
+        try RawOrigin { _, connection in
+            guard let request = connection.readRequest() else { return }
+            let head = "HTTP/1.1 200 OK\r\nContent-Type: video/mp2t\r\nCache-Control: max-age=86400\r\n"
+            if request.contains("/slow.ts") {
+                _ = connection.send(head + "Content-Length: \(slowBody.count)\r\n\r\n")
+                _ = connection.send(Array(slowBody[..<(slowBody.count / 2)]))
+                halfSent.set()
+                let deadline = Date().addingTimeInterval(20)
+                while !release.isSet, Date() < deadline { usleep(5_000) }
+                _ = connection.send(Array(slowBody[(slowBody.count / 2)...]))
+            } else if request.contains("chunked.ts") {
+                _ = connection.send(head + "Transfer-Encoding: chunked\r\n\r\n")
+                for piece in stride(from: 0, to: slowBody.count, by: 40_000) {
+                    let chunk = Array(slowBody[piece..<min(piece + 40_000, slowBody.count)])
+                    _ = connection.send(String(chunk.count, radix: 16) + "\r\n")
+                    _ = connection.send(chunk)
+                    _ = connection.send("\r\n")
+                }
+                if !request.contains("/cut-") { _ = connection.send("0\r\n\r\n") }
+            } else {
+                _ = connection.send(head + "Content-Length: 8\r\n\r\nhit body")
+            }
+            usleep(50_000)
+            connection.close()
+        }
+    }
+
+    /// The body of `/slow.ts` and of the chunked answers.
+    private static let slowBody = StreamOrigin.pattern(count: 300_000)
+
+    @Test("a miss the front started is answered there, whole and byte-exact; with --no-event-loop-hits, the responder")
+    func frontAnswersTheMissItStarted() async throws {
+        let release = Flag()
+        release.set()
+        let origin = try Self.origin(release: release, halfSent: Flag())
+        defer { origin.stop() }
+        for frontAnswers in [true, false] {
+            let server = try await ServerProcess.start(
+                arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"]
+                    + (frontAnswers ? [] : ["--no-event-loop-hits"]))
+            let target = "/o/http/127.0.0.1:\(origin.port)/slow.ts"
+            let connection = try RawConnection(port: server.port, timeout: 20)
+            let miss = try await offPool {
+                connection.send(RawConnection.request("GET", target))
+                return try connection.readAnswer()
+            }
+            // Then, once the entry is published, a hit on the same connection.
+            try await HitPathTests.waitForEntries(1, on: server)
+            let hit = try await offPool {
+                connection.send(RawConnection.request("GET", target))
+                return try connection.readAnswer()
+            }
+            let answers = [miss, hit]
+            #expect(answers.map { $0.headers["x-cache"] ?? "" } == ["MISS", "HIT"], "front: \(frontAnswers)")
+            #expect(answers.allSatisfy { TestBytes.equal($0.body, Self.slowBody) }, "front: \(frontAnswers)")
+            #expect(try await server.metric("hlscache_front_misses_total") == (frontAnswers ? 1 : 0))
+            await server.stop()
+        }
+    }
+
+    @Test("a request sent while a miss streams waits for it: both answered, in order, the miss whole")
+    func requestBehindAStreamingMissWaits() async throws {
+        let release = Flag()
+        let halfSent = Flag()
+        let origin = try Self.origin(release: release, halfSent: halfSent)
+        defer { origin.stop() }
+        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
+        let hit = "/o/http/127.0.0.1:\(origin.port)/small.ts"
+        #expect(try await TestHTTP.get(server.url(hit)).text == "hit body")
+        let miss = "/o/http/127.0.0.1:\(origin.port)/slow.ts"
+        let port = server.port
+        let answers = try await offPool { () -> [RawConnection.Answer] in
+            let connection = try RawConnection(port: port, timeout: 20)
+            connection.send(RawConnection.request("GET", miss))
+            // Half the miss is on its way; the hit is asked for behind it, then the origin sends the rest.
+            let deadline = Date().addingTimeInterval(10)
+            while !halfSent.isSet, Date() < deadline { usleep(5_000) }
+            usleep(100_000)
+            connection.send(RawConnection.request("GET", hit))
+            usleep(200_000)
+            release.set()
+            return [try connection.readAnswer(), try connection.readAnswer()]
+        }
+        #expect(answers.map(\.status) == [200, 200])
+        #expect(answers.map { $0.headers["x-cache"] ?? "" } == ["MISS", "HIT"])
+        #expect(TestBytes.equal(answers[0].body, Self.slowBody))
+        #expect(answers[1].body == Array("hit body".utf8))
+        // The hit's own first request was a miss too.
+        #expect(try await server.metric("hlscache_front_misses_total") == 2)
+        await server.stop()
+    }
+
+    @Test("a miss of unknown length goes in chunks, whole; one the origin cuts never ends cleanly")
+    func unknownLengthIsChunkedAndACutShows() async throws {
+        let release = Flag()
+        release.set()
+        let origin = try Self.origin(release: release, halfSent: Flag())
+        defer { origin.stop() }
+        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
+        let whole = try await TestHTTP.get(server.proxied(origin.url("/chunked.ts")))
+        #expect(whole.status == 200)
+        #expect(whole.header("transfer-encoding") == "chunked")
+        #expect(whole.header("x-cache") == "MISS")
+        #expect(TestBytes.equal(whole.body, Self.slowBody))
+        await #expect(throws: (any Error).self) {
+            _ = try await TestHTTP.get(server.proxied(origin.url("/cut-chunked.ts")))
+        }
+        #expect(try await server.metric("hlscache_front_misses_total") == 2)
+        #expect(server.process.isRunning)
+        await server.stop()
+    }
+}
