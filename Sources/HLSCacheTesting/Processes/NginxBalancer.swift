@@ -19,6 +19,11 @@ public final class NginxBalancer: Sendable {
         (try? String(contentsOfFile: directory + "/access.log", encoding: .utf8)) ?? ""
     }
 
+    /// The error log so far: a node that failed a request, and the node tried next.
+    public var errorLog: String {
+        (try? String(contentsOfFile: directory + "/error.log", encoding: .utf8)) ?? ""
+    }
+
     /// Starts nginx in front of hlscache nodes listening on 127.0.0.1 `nodePorts`, and waits (blocking) until it
     /// answers.
     /// - Parameters:

@@ -52,6 +52,20 @@ public final class TestFleet: Sendable {
         return owners
     }
 
+    /// What the fleet logged about `path`, for a failing test's message: the balancer's access lines (a request it
+    /// retried names every node it tried), its errors, and each node's log lines that name it.
+    public func trace(of path: String) -> String {
+        func lines(_ text: String, naming needle: String) -> [Substring] {
+            text.split(separator: "\n").filter { $0.contains(needle) }
+        }
+        var trace = ["balancer:"] + lines(balancer.accessLog, naming: path).map { "  " + $0 }
+        trace += ["balancer errors:"] + balancer.errorLog.split(separator: "\n").suffix(20).map { "  " + $0 }
+        for node in nodes {
+            trace += ["node on \(node.port):"] + lines(node.log, naming: path).map { "  " + $0 }
+        }
+        return trace.joined(separator: "\n")
+    }
+
     /// Stops the balancer and every node still running.
     public func stop() async {
         try? await offPool { self.balancer.stop() }
