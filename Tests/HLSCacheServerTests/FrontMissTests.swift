@@ -38,14 +38,19 @@ struct FrontMissTests {
         }
     }
 
+    /// ``origin(release:halfSent:)`` with `/slow.ts` sent whole at once.
+    private static func unheldOrigin() throws -> RawOrigin {
+        let release = Flag()
+        release.set()
+        return try origin(release: release, halfSent: Flag())
+    }
+
     /// The body of `/slow.ts` and of the chunked answers.
     private static let slowBody = StreamOrigin.pattern(count: 300_000)
 
     @Test("a miss the front started is answered there, whole and byte-exact; with --no-event-loop-hits, the responder")
     func frontAnswersTheMissItStarted() async throws {
-        let release = Flag()
-        release.set()
-        let origin = try Self.origin(release: release, halfSent: Flag())
+        let origin = try Self.unheldOrigin()
         defer { origin.stop() }
         for frontAnswers in [true, false] {
             let server = try await ServerProcess.start(
@@ -105,9 +110,7 @@ struct FrontMissTests {
 
     @Test("a miss of unknown length goes in chunks, whole; one the origin cuts never ends cleanly")
     func unknownLengthIsChunkedAndACutShows() async throws {
-        let release = Flag()
-        release.set()
-        let origin = try Self.origin(release: release, halfSent: Flag())
+        let origin = try Self.unheldOrigin()
         defer { origin.stop() }
         let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
         let whole = try await TestHTTP.get(server.proxied(origin.url("/chunked.ts")))
