@@ -17,9 +17,7 @@ extension Answer {
     static func origin(
         _ resolved: RequestResolution.OriginRequest, record: AccessRecord, components: ServerComponents
     ) async -> Answer {
-        var record = record
-        record.originURL = resolved.url
-        record.kind = RequestKind(ObjectKind.guess(url: resolved.url))
+        let record = record.naming(resolved)
         let planner = OriginAnswers(components: components)
         return await FleetHop.$incoming.withValue(resolved.hops) { [record] in
             await planner.origin(resolved, record: record)
@@ -107,5 +105,16 @@ private struct OriginAnswers {
         components.logger.warning(
             "serving stale playlist", metadata: ["url": "\(key.url)", "reason": "\(reason)", "age_s": "\(Int(age))"])
         return .playlist(rendered, metadata: stale.metadata, result: .stale, record: record, components: components)
+    }
+}
+
+extension AccessRecord {
+    /// This record with the origin object it asks for: its URL, and its kind as its URL tells it (until the origin's
+    /// answer says).
+    func naming(_ resolved: RequestResolution.OriginRequest) -> AccessRecord {
+        var record = self
+        record.originURL = resolved.url
+        record.kind = RequestKind(ObjectKind.guess(url: resolved.url))
+        return record
     }
 }

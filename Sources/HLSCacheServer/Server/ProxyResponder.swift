@@ -62,9 +62,7 @@ struct ProxyResponder: HTTPResponder {
             return Answer(failure: status, reason: reason, record: record)
         case .origin(let resolved):
             if resolved.isReadAhead {
-                var record = record
-                record.originURL = resolved.url
-                record.kind = RequestKind(ObjectKind.guess(url: resolved.url))
+                let record = record.naming(resolved)
                 components.ownReadAhead.enqueue([resolved.key])
                 components.metrics.fleetReadAheadQueued()
                 return Answer(.accepted, headers: [:], body: .none, length: 0, result: .bypass, record: record)
