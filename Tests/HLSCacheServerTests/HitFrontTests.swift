@@ -213,4 +213,69 @@ struct HitFrontTests {
         #expect(after.status == 200 && after.header("x-cache") == "HIT", "the server did not go on")
         await server.stop()
     }
+
+    /// `hlscache_responder_connections_total` and `hlscache_cache_entries`, read on a connection of its own (which
+    /// counts itself: `/metrics` is the responder's). The test's HTTP client is not used: its pooled connections
+    /// could be the ones counted.
+    private static func responderConnections(_ server: ServerProcess) async throws -> (count: Double, entries: Double) {
+        let port = server.port
+        let answer = try await offPool { () -> RawConnection.Answer in
+            let connection = try RawConnection(port: port, timeout: 10)
+            connection.send(RawConnection.request("GET", "/metrics", extra: ["Connection: close"]))
+            return try connection.readAnswer()
+        }
+        let lines = String(decoding: answer.body, as: UTF8.self).split(separator: "\n")
+        func value(_ name: String) -> Double {
+            lines.first { $0.hasPrefix(name + " ") }.flatMap { Double($0.split(separator: " ").last ?? "") } ?? 0
+        }
+        return (value("hlscache_responder_connections_total"), value("hlscache_cache_entries"))
+    }
+
+    /// Sends each of `targets` in turn on one new connection, and reads each answer.
+    private static func ask(_ targets: [String], port: Int) async throws -> [RawConnection.Answer] {
+        try await offPool {
+            let connection = try RawConnection(port: port, timeout: 10)
+            var answers: [RawConnection.Answer] = []
+            for target in targets {
+                connection.send(RawConnection.request("GET", target))
+                answers.append(try connection.readAnswer())
+            }
+            return answers
+        }
+    }
+
+    @Test(
+        "a connection the front answers whole never sets up Hummingbird's handling; one that needs the responder does")
+    func responderIsSetUpOnlyWhenNeeded() async throws {
+        let origin = StreamOrigin()
+        try await origin.start()
+        defer { origin.stop() }
+        for frontAnswers in [true, false] {
+            let server = try await ServerProcess.start(
+                arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"]
+                    + (frontAnswers ? [] : ["--no-event-loop-hits"]))
+            let port = server.port
+            let cached = "/o/http/127.0.0.1:\(origin.port)\(Self.segment)"
+            _ = try await Self.ask([cached], port: port)
+            var before = try await Self.responderConnections(server)
+            for _ in 0..<400 where before.entries < 1 {
+                try await Task.sleep(for: .milliseconds(50))
+                before = try await Self.responderConnections(server)
+            }
+            // A player's connection: hits, and a miss with nothing behind it.
+            let miss = "/o/http/127.0.0.1:\(origin.port)/fmp4/seg2.m4s"
+            let answers = try await Self.ask([cached, cached, miss, cached], port: port)
+            #expect(
+                answers.map { $0.headers["x-cache"] ?? "" } == ["HIT", "HIT", "MISS", "HIT"], "front: \(frontAnswers)")
+            #expect(answers[2].body == origin.file(for: "/fmp4/seg2.m4s"))
+            let afterPlayer = try await Self.responderConnections(server).count
+            // Only the reading connection counts when the front answered the player; its own too when not.
+            #expect(afterPlayer == before.count + (frontAnswers ? 1 : 2), "front: \(frontAnswers)")
+            // A connection asking one of hlscache's own routes twice needs the responder: set up once.
+            let health = try await Self.ask(["/healthz", "/healthz"], port: port)
+            #expect(health.map(\.status) == [200, 200])
+            #expect(try await Self.responderConnections(server).count == afterPlayer + 2, "front: \(frontAnswers)")
+            await server.stop()
+        }
+    }
 }

@@ -1,4 +1,5 @@
 import HTTPTypes
+import HummingbirdCore
 import NIOCore
 import NIOHTTP1
 import NIOHTTPTypes
@@ -27,9 +28,11 @@ struct ConnectionTimeouts: Sendable {
     var send: TimeAmount
 }
 
-/// The first of hlscache's handlers in each connection's HTTP/1 pipeline: it sees every request part and every
-/// response part of Hummingbird's, hears of every answer of the hit path's (``HitPathHandler``, which it installs),
-/// and so decides when a connection is closed:
+/// The first of each connection's handlers, installed as it is accepted: it counts the connection, runs its clocks,
+/// installs the event-loop front (``HitFront``) behind itself, and sets up Hummingbird's HTTP/1 handling
+/// (``ResponderPipeline``) only when a request needs the responder (``installResponder()``). It hears of every
+/// answer, the front's and (through ``AnswerWatcher``, behind the conversion to HTTP types) Hummingbird's, and so
+/// decides when a connection is closed:
 ///
 /// - **Timeouts.** A connection must send a complete request head within ``ConnectionTimeouts/requestHead`` of
 ///   opening or of the first byte of a request (a slowloris is closed), and may stay idle between requests for
@@ -42,11 +45,9 @@ struct ConnectionTimeouts: Sendable {
 ///   stops after it, so nothing else could be read from the connection.
 /// - **The connection cap.** Beyond ``ConnectionCounter/limit`` open connections, the first request gets `503`
 ///   and the connection closes.
-final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPRequestPart
-    typealias InboundOut = HTTPRequestPart
-    typealias OutboundIn = HTTPResponsePart
-    typealias OutboundOut = HTTPResponsePart
+final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
 
     /// A refusal waiting for earlier answers of the connection to be written.
     private struct Refusal {
@@ -58,7 +59,18 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private let timeouts: ConnectionTimeouts
     /// The server's components when fresh hits are answered on the event loop (``HitPathHandler``).
     private let hitPath: ServerComponents?
+    /// Hummingbird's handling, set up on demand.
+    private let responder: ResponderPipeline
+    private let metrics: ServerMetrics
+    /// The guard's own place, first in the pipeline.
     private var context: ChannelHandlerContext?
+    /// The ``AnswerWatcher``'s place, behind the conversion to HTTP types, once the responder is set up: refusals are
+    /// written there.
+    private var httpContext: ChannelHandlerContext?
+    /// The connection's front, when the hit path is on.
+    private var front: HitFront?
+    /// Whether Hummingbird's handling is set up.
+    private(set) var hasResponder = false
     private var counted = false
     private var overLimit = false
     /// Set once a refusal is decided: later request parts are dropped.
@@ -84,11 +96,18 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     ///   - counter: the server's open-connection count.
     ///   - timeouts: the request-head, idle and send timeouts.
     ///   - hitPath: the server's components, to answer fresh hits on the event loop; `nil`: every request goes to
-    ///     Hummingbird.
-    init(counter: ConnectionCounter, timeouts: ConnectionTimeouts, hitPath: ServerComponents? = nil) {
+    ///     Hummingbird, set up at once.
+    ///   - responder: Hummingbird's handling, to set up when a request needs it.
+    ///   - metrics: where connections that needed the responder are counted.
+    init(
+        counter: ConnectionCounter, timeouts: ConnectionTimeouts, hitPath: ServerComponents?,
+        responder: ResponderPipeline, metrics: ServerMetrics
+    ) {
         self.counter = counter
         self.timeouts = timeouts
         self.hitPath = hitPath
+        self.responder = responder
+        self.metrics = metrics
     }
 
     /// The connection's write-buffer water marks: an answer of up to 256 KiB (a playlist, a segment part, a
@@ -97,29 +116,51 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     /// 100 KiB hits 15–20% slower here). A streamed answer holds at most this much more before it waits.
     static let writeBufferWaterMark = ChannelOptions.Types.WriteBufferWaterMark(low: 128 << 10, high: 256 << 10)
 
-    /// Counts the connection, starts the request-head clock, sets the write-buffer water marks, and installs the
-    /// handlers in front of the HTTP types conversion: the first-byte watcher, then (when the hit path is on)
-    /// ``HitFront`` in front of the HTTP/1 encoder and decoder, and after the decoder ``HitPathHandler`` and
-    /// ``CloseNormalizer``.
+    /// Counts the connection, starts the request-head clock, sets the write-buffer water marks, and installs
+    /// ``HitFront`` behind itself when the hit path is on; otherwise sets up the responder at once.
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
         counted = true
         overLimit = counter.open.add(1, ordering: .relaxed).newValue > counter.limit
         try? context.channel.syncOptions?.setOption(
             ChannelOptions.writeBufferWaterMark, value: Self.writeBufferWaterMark)
-        let operations = context.pipeline.syncOperations
-        let watcher = FirstByteWatcher(guardHandler: self)
-        try? operations.addHandler(watcher, position: .first)
-        if let decoder = try? operations.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self) {
-            try? operations.addHandler(CloseNormalizer(), position: .after(decoder))
-            if let hitPath {
-                let front = HitFront(components: hitPath, connection: self)
-                try? operations.addHandler(front, position: .after(watcher))
-                try? operations.addHandler(
-                    HitPathHandler(components: hitPath, connection: self, front: front), position: .after(decoder))
+        if let hitPath {
+            let front = HitFront(components: hitPath, connection: self)
+            self.front = front
+            do {
+                try context.pipeline.syncOperations.addHandler(front, position: .last)
+            } catch {
+                context.channel.close(promise: nil)
             }
+        } else {
+            installResponder()
         }
         arm(timeouts.requestHead, context: context)
+    }
+
+    /// Sets up Hummingbird's handling behind the front, once (``ResponderPipeline``): its HTTP/1 decoder and encoder,
+    /// ``HitPathHandler`` and ``CloseNormalizer`` after the decoder, ``AnswerWatcher`` after the conversion to HTTP
+    /// types, and the responder's task. The front calls it before it hands anything on.
+    func installResponder() {
+        guard !hasResponder, let context else { return }
+        hasResponder = true
+        metrics.responderConnection()
+        do {
+            let channel = context.channel
+            let value = try responder.setUp(on: channel)
+            let operations = context.pipeline.syncOperations
+            let state = try operations.handler(type: HTTPConnectionStateHandler.self)
+            try operations.addHandler(AnswerWatcher(guardHandler: self), position: .before(state))
+            let decoder = try operations.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
+            try operations.addHandler(CloseNormalizer(), position: .after(decoder))
+            if let hitPath {
+                try operations.addHandler(
+                    HitPathHandler(components: hitPath, connection: self, front: front), position: .after(decoder))
+            }
+            responder.start(value, on: channel)
+        } catch {
+            context.channel.close(promise: nil)
+        }
     }
 
     /// Whether the hit path may answer the request just read: not while the connection is being refused.
@@ -157,6 +198,8 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     func handlerRemoved(context: ChannelHandlerContext) {
         self.context = nil
+        httpContext = nil
+        front = nil
         deadline = nil
         timer?.task.cancel()
         timer = nil
@@ -169,14 +212,18 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     /// Bytes arrived: the first of a request starts the request-head clock (once earlier answers are written).
-    fileprivate func bytesArrived(context: ChannelHandlerContext) {
-        guard !headStarted, refusal == nil else { return }
-        headStarted = true
-        if closeAfter.isEmpty { arm(timeouts.requestHead, context: context) }
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if !headStarted, refusal == nil {
+            headStarted = true
+            if closeAfter.isEmpty { arm(timeouts.requestHead, context: context) }
+        }
+        context.fireChannelRead(data)
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let part = unwrapInboundIn(data)
+    /// A request part has been decoded for the responder (``AnswerWatcher``'s `context`): a head stops the clocks
+    /// and takes its place among the connection's answers, or is refused.
+    func requestPartRead(_ part: HTTPRequestPart, _ data: NIOAny, context: ChannelHandlerContext) {
+        httpContext = context
         guard refusal == nil else { return }
         guard case .head(let head) = part else {
             context.fireChannelRead(data)
@@ -194,8 +241,12 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        guard case .end = unwrapOutboundIn(data), !closeAfter.isEmpty else {
+    /// The responder writes an answer's part (``AnswerWatcher``'s `context`): once an end is on the wire, the
+    /// connection closes or the next clock starts.
+    func answerPartWritten(
+        _ part: HTTPResponsePart, _ data: NIOAny, promise: EventLoopPromise<Void>?, context: ChannelHandlerContext
+    ) {
+        guard case .end = part, !closeAfter.isEmpty, let own = self.context else {
             context.write(data, promise: promise)
             return
         }
@@ -204,7 +255,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         let written = promise ?? context.eventLoop.makePromise(of: Void.self)
         context.write(data, promise: written)
         written.futureResult.assumeIsolated().whenComplete { _ in
-            self.answerWritten(closing: closing, context: context)
+            self.answerWritten(closing: closing, context: own)
         }
     }
 
@@ -212,12 +263,12 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private func answerWritten(closing: Bool, context: ChannelHandlerContext) {
         unwrittenEnds -= 1
         if closing {
-            context.close(promise: nil)
+            context.channel.close(promise: nil)
         } else if closeAfter.isEmpty, unwrittenEnds == 0 {
             if let refusal {
-                guard !refusalSent else { return }
+                guard !refusalSent, let httpContext else { return }
                 refusalSent = true
-                send(refusal, context)
+                send(refusal, httpContext)
             } else {
                 arm(headStarted ? timeouts.requestHead : timeouts.idle, context: context)
             }
@@ -230,7 +281,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             sendTimer = nil
         } else if sendTimer == nil {
             sendTimer = context.eventLoop.assumeIsolated().scheduleTask(in: timeouts.send) {
-                if !context.channel.isWritable { context.close(promise: nil) }
+                if !context.channel.isWritable { context.channel.close(promise: nil) }
             }
         }
         context.fireChannelWritabilityChanged()
@@ -254,7 +305,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             if deadline > NIODeadline.now() {
                 self.schedule(at: deadline, context: context)
             } else if self.closeAfter.isEmpty, self.unwrittenEnds == 0 {
-                context.close(promise: nil)
+                context.channel.close(promise: nil)
             }
         }
         timer = (task, due)
@@ -280,27 +331,11 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         fields[.cacheControl] = "no-store"
         if refusal.status == .serviceUnavailable { fields[.retryAfter] = "1" }
         if refusal.status == .methodNotAllowed { fields[.allow] = "GET, HEAD, OPTIONS" }
-        context.write(wrapOutboundOut(.head(HTTPResponse(status: refusal.status, headerFields: fields))), promise: nil)
-        context.write(wrapOutboundOut(.body(body)), promise: nil)
+        let head = HTTPResponse(status: refusal.status, headerFields: fields)
+        context.write(NIOAny(HTTPResponsePart.head(head)), promise: nil)
+        context.write(NIOAny(HTTPResponsePart.body(body)), promise: nil)
         let written = context.eventLoop.makePromise(of: Void.self)
-        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: written)
+        context.writeAndFlush(NIOAny(HTTPResponsePart.end(nil)), promise: written)
         written.futureResult.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
-    }
-}
-
-/// At the front of the pipeline: tells the ``ConnectionGuard`` when bytes arrive, before any decoding.
-private final class FirstByteWatcher: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = ByteBuffer
-    typealias InboundOut = ByteBuffer
-
-    private let guardHandler: ConnectionGuard
-
-    init(guardHandler: ConnectionGuard) {
-        self.guardHandler = guardHandler
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guardHandler.bytesArrived(context: context)
-        context.fireChannelRead(data)
     }
 }

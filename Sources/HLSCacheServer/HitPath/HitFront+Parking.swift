@@ -59,7 +59,7 @@ extension HitFront {
         handedOn += 1
         if parked.request.closes { mode = .handedOver }
         handsOnPlanned = true
-        context.fireChannelRead(wrapInboundOut(parked.head))
+        forward(wrapInboundOut(parked.head), context: context)
         handsOnPlanned = false
         // Outside a read (the fill's end), Hummingbird's channel takes reads in only at a read's completion.
         readCompleted(context: context)

@@ -5,8 +5,10 @@ import SegmentCache
 /// ``RequestHeadScanner``, planned by the same ``Answer`` builders as every answer, and its head and body leave as
 /// one write of bytes (``Answer/writeHead(closing:chunked:into:)``), with no decoding into HTTP/1 parts, no encoder
 /// and no pipeline walk. A miss whose fill it starts, with nothing pipelined behind it, is answered here too
-/// (`HitFront+Misses`), as is an LL-HLS blocking reload parked on a fill in flight (`HitFront+Parking`). It sits in
-/// front of the decoder and behind ``ConnectionGuard``'s first-byte watcher, which installs it.
+/// (`HitFront+Misses`), as is an LL-HLS blocking reload parked on a fill in flight (`HitFront+Parking`). It sits
+/// behind ``ConnectionGuard``, which installs it, and in front of Hummingbird's decoder, which the guard sets up only
+/// when the front first hands something on (``ConnectionGuard/installResponder()``): a connection whose requests are
+/// all answered here never has one.
 ///
 /// Only a request arriving when the connection is idle (every request it handed on has its answer written) is
 /// answered here, so answers leave in request order. Everything else is handed to the decoder as the bytes came:
@@ -211,8 +213,9 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
         forward(wrapInboundOut(bytes), context: context)
     }
 
-    /// Passes `data` on to the decoder; the read's completion follows it.
-    private func forward(_ data: NIOAny, context: ChannelHandlerContext) {
+    /// Passes `data` on to the decoder (set up first if it is not yet); the read's completion follows it.
+    func forward(_ data: NIOAny, context: ChannelHandlerContext) {
+        connection.installResponder()
         forwardedSinceReadComplete = true
         context.fireChannelRead(data)
     }
@@ -328,7 +331,7 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
         reads.release(context: context)
         if let event = heldQuiesce {
             heldQuiesce = nil
-            context.fireUserInboundEventTriggered(event)
+            passOn(event, context: context)
         }
         if parked == nil, let event = heldInputClosed {
             heldInputClosed = nil
@@ -342,8 +345,18 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
         if mode == .reading, let bytes = unread {
             unread = nil
             mode = .handedOver
-            context.fireChannelRead(wrapInboundOut(bytes))
+            forward(wrapInboundOut(bytes), context: context)
             readCompleted(context: context)
+        }
+        passOn(event, context: context)
+    }
+
+    /// Passes a quiesce or a half-close on to the responder, once our answers are written. A connection that never
+    /// needed the responder is idle now: it closes here, as Hummingbird's handling would close it.
+    private func passOn(_ event: Any, context: ChannelHandlerContext) {
+        guard connection.hasResponder else {
+            context.channel.close(promise: nil)
+            return
         }
         context.fireUserInboundEventTriggered(event)
     }
@@ -376,8 +389,10 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
             unpark(context: context)
             if inFlight.count > 0 || answeringMiss {
                 heldQuiesce = event
-                return
+            } else {
+                passOn(event, context: context)
             }
+            return
         }
         if case ChannelEvent.inputClosed = event {
             if inFlight.count > 0 || parked != nil || answeringMiss {

@@ -41,6 +41,9 @@ final class ServerMetrics: Sendable {
     /// `hlscache_front_misses_total`: misses answered by the front that started their fill, without the HTTP/1
     /// decoder and the responder (whatever the answer: the object, or the origin's failure).
     private let frontMisses: CoreMetrics.Counter
+    /// `hlscache_responder_connections_total`: connections that needed Hummingbird's HTTP/1 handling (a request the
+    /// front did not answer itself); the front's connections never set it up.
+    private let responderConnections: CoreMetrics.Counter
     private let requestDuration: CoreMetrics.Timer
     /// `hlscache_event_loop_hits_total{body}`, at ``HitBodyKind/index`` (an array: a dictionary would hash the
     /// kind on every hit).
@@ -89,6 +92,7 @@ final class ServerMetrics: Sendable {
         eventLoopFillStarts = CoreMetrics.Counter(label: "hlscache_event_loop_fill_starts_total", factory: factory)
         frontHits = CoreMetrics.Counter(label: "hlscache_front_hits_total", factory: factory)
         frontMisses = CoreMetrics.Counter(label: "hlscache_front_misses_total", factory: factory)
+        responderConnections = CoreMetrics.Counter(label: "hlscache_responder_connections_total", factory: factory)
         requestDuration = CoreMetrics.Timer(
             label: "hlscache_request_duration_seconds", preferredDisplayUnit: .seconds, factory: factory)
     }
@@ -123,6 +127,11 @@ final class ServerMetrics: Sendable {
     /// Counts a miss the front answered itself (`hlscache_front_misses_total`).
     func frontMiss() {
         frontMisses.increment()
+    }
+
+    /// Counts a connection whose requests needed Hummingbird's handling (`hlscache_responder_connections_total`).
+    func responderConnection() {
+        responderConnections.increment()
     }
 
     /// Counts a blocking playlist reload parked on the event loop (`hlscache_parked_requests_total`).

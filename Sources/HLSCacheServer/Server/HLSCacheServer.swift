@@ -47,13 +47,19 @@ public struct HLSCacheServer: Sendable {
         let timeouts = ConnectionTimeouts(
             requestHead: TimeAmount(configuration.requestHeadTimeout), idle: TimeAmount(configuration.idleTimeout),
             send: TimeAmount(configuration.sendTimeout))
-        let child = HTTP1Channel(
-            responder: Self.responder(ProxyResponder(components: components)),
-            configuration: .init(additionalChannelHandlers: [
-                ConnectionGuard(counter: connections, timeouts: timeouts, hitPath: hitPath ? components : nil)
-            ]))
+        let tasks = ConnectionTasks()
+        let responder = ResponderPipeline(
+            child: HTTP1Channel(responder: Self.responder(ProxyResponder(components: components))),
+            logger: Self.hummingbirdLogger, connections: tasks)
         let listeners = PortListeners(
-            child: child, host: configuration.host, port: configuration.port, backlog: 1024,
+            connections: tasks,
+            initializeConnection: { channel in
+                try channel.pipeline.syncOperations.addHandler(
+                    ConnectionGuard(
+                        counter: connections, timeouts: timeouts, hitPath: hitPath ? components : nil,
+                        responder: responder, metrics: components.metrics))
+            },
+            host: configuration.host, port: configuration.port, backlog: 1024,
             // Past the cap, stop accepting (the kernel's backlog holds the rest); the guard's own, slightly lower cap
             // answers 503 first.
             maxConnections: connections.limit + 16, group: .singleton,
@@ -66,8 +72,7 @@ public struct HLSCacheServer: Sendable {
                         "version": "\(hlscacheVersion)",
                     ])
                 await onListening(port)
-            },
-            logger: Self.hummingbirdLogger)
+            })
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: CacheJanitorService(cache: components.cache)),
             .init(service: listeners),

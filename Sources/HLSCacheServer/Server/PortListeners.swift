@@ -1,11 +1,8 @@
 import Glibc
-import HummingbirdCore
-import Logging
 import NIOCore
 import NIOExtras
 import NIOPosix
 import ServiceLifecycle
-import Synchronization
 
 /// The server's listening sockets: one per event loop, all on one port (`SO_REUSEPORT`), each accepting the
 /// connections the kernel gives it and keeping them on its own loop. A connection's setup, its first read and its
@@ -14,8 +11,8 @@ import Synchronization
 /// It replaces Hummingbird's `Server`, whose one listener hands every accepted connection to the next loop of the
 /// group and back five times (NIO's accept handler, then the async server channel's child initializer) before its
 /// first read: five wake-ups of an idle thread, about 200 µs of every new connection's first byte on a 2-core VM
-/// (`bench/PROFILES.md`). The HTTP/1 side is Hummingbird's own (`HTTP1Channel`'s setup and handling), each
-/// connection's task on its channel's loop (``EventLoopTaskExecutor``).
+/// (`bench/PROFILES.md`). Each connection's pipeline is its ``ConnectionGuard``'s to set up (Hummingbird's HTTP/1
+/// handling only once a request needs it: ``ResponderPipeline``).
 ///
 /// A port shared with `SO_REUSEPORT` can be joined by any process of the same user: a second server started on the
 /// port by mistake would silently take a share of the connections (and a bind to port 0 may be given a port another
@@ -26,9 +23,11 @@ import Synchronization
 /// Graceful shutdown stops accepting and asks every connection to quiesce (finish its request, then close; NIO's
 /// `ServerQuiescingHelper`, as Hummingbird's server does); `run()` returns once all have closed. Cancellation (the
 /// service group's grace is over) cancels the connections' tasks.
-struct PortListeners<Child: ServerChildChannel>: Service {
-    /// Hummingbird's HTTP/1 channel: each connection's pipeline and its request loop.
-    let child: Child
+struct PortListeners: Service {
+    /// The open connections, to wait for at shutdown and to end when its grace is over.
+    let connections: ConnectionTasks
+    /// Sets up an accepted connection's pipeline (its guard); on its loop, before it is registered.
+    let initializeConnection: @Sendable (any Channel) throws -> Void
     /// The address to bind.
     let host: String
     /// The port to bind (0: one the kernel picks).
@@ -41,11 +40,9 @@ struct PortListeners<Child: ServerChildChannel>: Service {
     let group: MultiThreadedEventLoopGroup
     /// Called with the bound port once every listener accepts.
     let onListening: @Sendable (Int) async -> Void
-    /// The logger Hummingbird's channel gets for each connection.
-    let logger: Logger
 
     func run() async throws {
-        let connections = ConnectionTasks()
+        let connections = connections
         let gate = AcceptGate(limit: maxConnections)
         let loops = Array(group.makeIterator())
         let sockets = try bindSockets(count: loops.count)
@@ -55,7 +52,7 @@ struct PortListeners<Child: ServerChildChannel>: Service {
             for (loop, socket) in zip(loops, sockets) {
                 let helper = ServerQuiescingHelper(group: loop)
                 listeners.append(
-                    try await listen(on: socket.descriptor, loop: loop, helper: helper, gate: gate, tasks: connections))
+                    try await listen(on: socket.descriptor, loop: loop, helper: helper, gate: gate))
                 helpers.append(helper)
             }
         } catch {
@@ -106,11 +103,10 @@ struct PortListeners<Child: ServerChildChannel>: Service {
 
     /// Has `loop` accept on `descriptor` (its own listening socket), its connections kept on that loop.
     private func listen(
-        on descriptor: CInt, loop: any EventLoop, helper: ServerQuiescingHelper, gate: AcceptGate,
-        tasks: ConnectionTasks
+        on descriptor: CInt, loop: any EventLoop, helper: ServerQuiescingHelper, gate: AcceptGate
     ) async throws -> any Channel {
-        let child = child
-        let logger = logger
+        let connections = connections
+        let initializeConnection = initializeConnection
         return try await ServerBootstrap(group: loop)
             .serverChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
@@ -120,73 +116,11 @@ struct PortListeners<Child: ServerChildChannel>: Service {
             }
             .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
             .childChannelInitializer { channel in
-                child.setup(channel: channel, logger: logger).map { value in
-                    tasks.start(for: channel) { await child.handle(value: value, logger: logger) }
+                channel.eventLoop.makeCompletedFuture {
+                    connections.opened(channel)
+                    try initializeConnection(channel)
                 }
             }
             .withBoundSocket(descriptor).get()
-    }
-}
-
-/// The connections' tasks, to wait for at shutdown and to cancel when its grace is over.
-final class ConnectionTasks: Sendable {
-    private struct State {
-        /// The connections whose task has not ended.
-        var open: Set<ObjectIdentifier> = []
-        /// Their tasks, once started.
-        var tasks: [ObjectIdentifier: Task<Void, Never>] = [:]
-        var waiters: [CheckedContinuation<Void, Never>] = []
-        var cancelled = false
-    }
-
-    private let state = Mutex(State())
-
-    /// Runs `handle` for `channel` on a task of its own that prefers the channel's loop: started from that loop,
-    /// its first job runs there in the same turn, with no thread to wake.
-    func start(for channel: any Channel, _ handle: @escaping @Sendable () async -> Void) {
-        let id = ObjectIdentifier(channel)
-        state.withLock { _ = $0.open.insert(id) }
-        let task = Task(executorPreference: EventLoopTaskExecutor(channel.eventLoop)) {
-            await handle()
-            self.ended(id)
-        }
-        let cancelNow = state.withLock { state -> Bool in
-            // Recorded unless it has ended already.
-            if state.open.contains(id) { state.tasks[id] = task }
-            return state.cancelled
-        }
-        if cancelNow { task.cancel() }
-    }
-
-    private func ended(_ id: ObjectIdentifier) {
-        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            state.open.remove(id)
-            state.tasks[id] = nil
-            guard state.open.isEmpty else { return [] }
-            defer { state.waiters = [] }
-            return state.waiters
-        }
-        for waiter in waiters { waiter.resume() }
-    }
-
-    /// Returns once no connection's task runs.
-    func allEnded() async {
-        await withCheckedContinuation { continuation in
-            let now = state.withLock { state -> Bool in
-                if state.open.isEmpty { return true }
-                state.waiters.append(continuation)
-                return false
-            }
-            if now { continuation.resume() }
-        }
-    }
-
-    /// Cancels every connection's task, and any started later.
-    func cancelAll() {
-        let tasks = state.withLock { state in
-            state.cancelled = true
-            return Array(state.tasks.values)
-        }
-        for task in tasks { task.cancel() }
     }
 }
