@@ -45,10 +45,24 @@ extension SegmentCache {
         )
         let prepared = flight.preparedFile.take()
         var writer: EntryWriter?
+        // Announced larger than the cache: not kept, and its body buffered on disk all the same (below).
+        let fits = (response.contentLength ?? 0) <= configuration.maxBytes
+        var keeping = response.cacheable && fits
         if response.cacheable || response.contentLength != 0 {
-            writer = makeWriter(for: metadata, prepared: prepared, mayEvict: response.cacheable)
+            writer = makeWriter(for: metadata, prepared: prepared, mayEvict: keeping)
         } else {
             prepared?.discard()
+        }
+        if keeping, let current = writer, current.fileSize + (response.contentLength ?? 0) > configuration.maxBytes {
+            keeping = false
+        }
+        if response.cacheable, !keeping, let writer {
+            log(
+                .debug, "object of \(response.contentLength ?? 0) bytes is larger than the cache: passed through",
+                key: key)
+            // The file is its readers' buffer only, unlinked now (nothing left behind), as for an answer not stored
+            // below; the flight stays in the table, so that later requests join it rather than fetch it again.
+            writer.discard()
         }
         if !response.cacheable {
             // An answer that is not kept is shared by the requests already waiting for it, and by no later one: the
@@ -63,7 +77,7 @@ extension SegmentCache {
         }
         flight.headArrived(
             FlightHead(
-                metadata: metadata, isStored: response.cacheable && writer != nil, isFromStore: false,
+                metadata: metadata, isStored: keeping && writer != nil, isFromStore: false,
                 upstreamCache: response.upstreamCache),
             file: writer?.file,
             bodyOffset: writer?.headerLength ?? 0
@@ -75,18 +89,19 @@ extension SegmentCache {
         // ``DiskThreads``).
         await Task.yield()
         await withTaskExecutorPreference(globalConcurrentExecutor) {
-            await takeBody(of: response, into: writer, keeping: response.cacheable, for: flight)
+            await takeBody(of: response, into: writer, keeping: keeping, for: flight)
         }
     }
 
     /// Streams the origin's body to the flight's readers through the temporary file, checks its length, and
-    /// publishes the file when the body is complete and `keeping` (the answer is cacheable; otherwise the file is
-    /// only the readers' buffer, unlinked already).
+    /// publishes the file when the body is complete and `keeping` (the answer is cacheable and fits in the cache;
+    /// otherwise the file is only the readers' buffer, unlinked already, or once the body outgrows the cache).
     private func takeBody(
         of response: SourceResponse, into writer: EntryWriter?, keeping: Bool, for flight: Flight
     ) async {
         let key = flight.key
         var writer = writer
+        var keeping = keeping
         var received: Int64 = 0
         do {
             for try await chunk in response.body where !chunk.isEmpty {
@@ -96,7 +111,7 @@ extension SegmentCache {
                 if let announced = response.contentLength, received > announced {
                     throw CacheError.longBody(key: key, received: received, announced: announced)
                 }
-                append(chunk, to: &writer, of: flight, mayEvict: keeping)
+                append(chunk, to: &writer, of: flight, keeping: &keeping)
             }
             // A cancelled stream may just end: never take that for a complete body.
             try Task.checkCancellation()
@@ -117,22 +132,25 @@ extension SegmentCache {
     }
 
     /// Hands a chunk to the flight's readers, through the temporary file while there is one.
-    /// On a write failure, or when the entry outgrows the cache, the file is dropped and the rest goes through memory.
-    /// A full file system is made room on once when `mayEvict` (an answer the cache keeps: not for one it passes on).
-    private func append(_ chunk: [UInt8], to writer: inout EntryWriter?, of flight: Flight, mayEvict: Bool) {
+    ///
+    /// An entry that outgrows the cache is no longer `keeping`: its file, unlinked, stays its readers' buffer (held
+    /// in memory instead, all of a large object would be, for as long as its slowest reader takes). On a write
+    /// failure the file is dropped and the rest goes through memory. A full file system is made room on once when
+    /// `keeping` (an answer the cache keeps: not for one it passes on).
+    private func append(_ chunk: [UInt8], to writer: inout EntryWriter?, of flight: Flight, keeping: inout Bool) {
         guard var current = writer else {
             flight.appendedToMemory(chunk)
             return
         }
         writer = nil
-        guard current.fileSize + Int64(chunk.count) <= configuration.maxBytes else {
+        if keeping, current.fileSize + Int64(chunk.count) > configuration.maxBytes {
             log(
                 .debug, "object outgrows the cache's \(configuration.maxBytes) bytes, passing it through",
                 key: flight.key)
             current.discard()
-            flight.appendedToMemory(chunk)
-            return
+            keeping = false
         }
+        let mayEvict = keeping
         var rest = chunk[...]
         var retried = false
         while true {
@@ -159,15 +177,13 @@ extension SegmentCache {
         }
     }
 
-    /// A temporary file for an answer's body, or `nil` to pass it through memory (no writable directory, larger than
-    /// the cache, oversized header, or the file cannot be created: on a full file system, after making room when
-    /// `mayEvict`).
+    /// A temporary file for an answer's body (kept, or only its readers' buffer), or `nil` to pass it through memory
+    /// (no writable directory, oversized header, or the file cannot be created: on a full file system, after making
+    /// room when `mayEvict`).
     private func makeWriter(for metadata: EntryMetadata, prepared: PreparedFile?, mayEvict: Bool) -> EntryWriter? {
         guard let temporaryArea else { return nil }
         let headerLength = EntryHeader(metadata: metadata, bodyLength: 0).encoded().count
-        guard headerLength <= EntryHeader.maxLength,
-            metadata.contentLength ?? 0 <= configuration.maxBytes - Int64(headerLength)
-        else {
+        guard headerLength <= EntryHeader.maxLength else {
             prepared?.discard()
             return nil
         }

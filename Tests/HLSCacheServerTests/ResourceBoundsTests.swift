@@ -31,23 +31,26 @@ struct ResourceBoundsTests {
     static let peakLimit = 200 << 20
 
     @Test(
-        "a large answer the cache does not keep (no-store), its player not reading yet, is held on disk, not in memory; then read whole"
-    )
-    func notKeptAnswerIsBufferedOnDisk() async throws {
+        "a large answer the cache does not keep (no-store, or larger than the cache), its player not reading yet, is held on disk, not in memory; then read whole",
+        arguments: [true, false])
+    func notKeptAnswerIsBufferedOnDisk(noStore: Bool) async throws {
         let megabytes = 96
         let mebibyte = StreamOrigin.pattern(count: 1 << 20)
         let sent = Atomic(false)
         let origin = try RawOrigin { _, connection in
             guard connection.readRequest() != nil else { return }
             connection.send(
-                "HTTP/1.1 200 OK\r\nContent-Type: video/mp2t\r\nCache-Control: no-store\r\n"
+                "HTTP/1.1 200 OK\r\nContent-Type: video/mp2t\r\n"
+                    + "Cache-Control: \(noStore ? "no-store" : "max-age=3600")\r\n"
                     + "Content-Length: \(megabytes << 20)\r\n\r\n")
             for _ in 0..<megabytes { guard connection.send(mebibyte) else { return } }
             sent.store(true, ordering: .releasing)
             _ = connection.waitForPeerClose(timeout: .seconds(60))
         }
         defer { origin.stop() }
-        let server = try await ServerProcess.start(arguments: HardeningTests.loopback)
+        // The cache's bound is a third of the answer when it is cacheable.
+        let server = try await ServerProcess.start(
+            arguments: HardeningTests.loopback + (noStore ? [] : ["--max-cache-size", "32MiB"]))
         let connection = try RawConnection(port: server.port)
         connection.send(RawConnection.request("GET", "/o/http/127.0.0.1:\(origin.port)/big.ts"))
         let head = try #require(connection.readResponseHead())
@@ -71,6 +74,7 @@ struct ResourceBoundsTests {
         }
         #expect(received == megabytes << 20 && mismatches == 0, "\(received) bytes, \(mismatches) MiB differ")
         #expect(server.process.isRunning)
+        #expect(try await server.metric("hlscache_cache_entries") == 0)
         await server.stop()
     }
 

@@ -93,16 +93,39 @@ struct EvictionTests {
         await reopened.close()
     }
 
-    @Test func objectLargerThanTheCacheIsPassedThrough() async throws {
+    /// An object larger than the whole cache, its length announced or not (then found out as it outgrows the cache):
+    /// passed through, never published, its body buffered in its unlinked temporary file as for an answer not
+    /// stored, not in memory (all of it would be held for as long as its slowest reader takes), and shared by a
+    /// request that joins while it arrives.
+    @Test(arguments: [true, false])
+    func objectLargerThanTheCacheIsPassedThroughItsFile(lengthAnnounced: Bool) async throws {
         let directory = CacheDirectory()
         defer { directory.remove() }
         let (origin, keys) = Self.origin(count: 1, size: 300_000)
-        let cache = try SegmentCache(configuration: directory.configuration(maxBytes: 200_000), source: origin)
-        let response = try await cache.fetch(keys[0])
-        #expect(!response.isStored)
-        #expect(try await response.body.collect() == origin.body(of: keys[0].url))
+        let key = keys[0]
+        let chunkGate = Gate()
+        origin.setBehaviour(
+            FakeOrigin.Behaviour(
+                chunkSize: 16_384, announcedLength: lengthAnnounced ? nil : .some(nil), chunkGate: chunkGate),
+            for: key.url)
+        let files = FaultyFileOperations()
+        let cache = try SegmentCache(
+            configuration: directory.configuration(maxBytes: 200_000), source: origin, clock: SystemCacheClock(),
+            operations: files)
+        let first = try await cache.fetch(key)
+        // Announced too large, it is not stored from the start; of unknown length, it is until it outgrows the cache.
+        #expect(first.isStored == !lengthAnnounced)
+        chunkGate.open(4)
+        let joiner = try await cache.fetch(key)
+        chunkGate.openForever()
+        let expected = origin.body(of: key.url)
+        #expect(try await first.body.collect() == expected)
+        #expect(try await joiner.body.collect() == expected)
+        #expect(origin.fetchCount(for: key) == 1, "the joiner fetched it again")
         #expect(try await eventually { cache.statistics.passThroughFills == 1 })
+        #expect(files.bytesWritten >= expected.count, "\(files.bytesWritten) bytes written: the rest went to memory")
         #expect(directory.entryFiles.isEmpty)
+        #expect(directory.temporaryFiles.isEmpty)
         await cache.close()
     }
 }

@@ -26,6 +26,9 @@ final class FaultyFileOperations: FileOperations {
 
     init() {}
 
+    /// Bytes written through the layer since the last ``set(_:)``.
+    var bytesWritten: Int { written.load(ordering: .relaxed) }
+
     /// Replaces the active faults and resets the byte count.
     func set(_ faults: Faults) {
         self.faults.withLock { $0 = faults }
