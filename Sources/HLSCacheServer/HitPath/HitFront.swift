@@ -58,11 +58,11 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
     /// Whether our last answer completed inside the read loop, which then finishes it.
     private var finishDeferred = false
     /// Whether a flush is asked for at the end of the event loop's round (``EventLoopFlushes``).
-    private var flushAsked = false
+    var flushAsked = false
     /// `TCP_CORK` while a head waits in the channel for the file region behind it, until the flush.
     var cork = SocketCork()
     /// Whether a file answer was queued since the last round's flush began.
-    private var fileQueued = false
+    var fileQueued = false
     /// The blocking reload parked here, with its head's bytes, for the decoder should it go on after all.
     var parked: ParkedRequest?
     /// The parked request's numbering and its rendering wait.
@@ -256,68 +256,6 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
     private var admitsAnswer: Bool {
         handedOn == 0 && !quiescing && connection.admitsEventLoopAnswer
     }
-
-    /// Writes an answer as bytes: the head, with a small body in the same buffer; a larger one or a file region
-    /// after it. Finishes its access record once the last byte is written or the connection fails. The caller
-    /// flushes.
-    func send(
-        _ answer: Answer, body: ChannelBody, closing: Bool, context: ChannelHandlerContext, isHit: Bool = true
-    ) {
-        var inlined: ByteBuffer?
-        var rest = body.data
-        if case .byteBuffer(let buffer) = rest, buffer.readableBytes <= Self.inlineBodyLimit {
-            inlined = buffer
-            rest = nil
-        }
-        var head = context.channel.allocator.buffer(capacity: 512 + (inlined?.readableBytes ?? 0))
-        answer.writeHead(closing: closing, into: &head)
-        if var inlined { head.writeBuffer(&inlined) }
-        let written = context.eventLoop.makePromise(of: Void.self)
-        if let rest {
-            if case .fileRegion = rest {
-                cork.on(context.channel)
-                fileQueued = true
-            }
-            context.write(wrapOutboundOut(.byteBuffer(head)), promise: nil)
-            context.write(wrapOutboundOut(rest), promise: written)
-        } else {
-            context.write(wrapOutboundOut(.byteBuffer(head)), promise: written)
-        }
-        if isHit { components.metrics.frontHit(body: answer.bodyKind) }
-        inFlight.append(answer, body: body, connection: connection)
-        finishWhenWritten(written.futureResult, context: context)
-    }
-
-    /// When `written` (the last write of the answer last put in ``inFlight``) completes: the answer is finished, then
-    /// what waited for our answers goes on.
-    func finishWhenWritten(_ written: EventLoopFuture<Void>, context: ChannelHandlerContext) {
-        written.assumeIsolated().whenComplete { result in
-            guard let answer = self.inFlight.popOldest() else { return }
-            answer.finish(result, components: self.components)
-            if self.inFlight.count == 0 { self.finishedSending(context: context) }
-            answer.tell(self.connection)
-        }
-    }
-
-    /// Flushes our answers at the end of the event loop's round, once.
-    private func flushAtEndOfRound(context: ChannelHandlerContext) {
-        guard !flushAsked else { return }
-        flushAsked = true
-        EventLoopFlushes.flush(self, context: context)
-    }
-
-    func roundEnded(context: ChannelHandlerContext) {
-        flushAsked = false
-        fileQueued = false
-        context.flush()
-        cork.off(context.channel)
-        // A file answer queued by the flush's own completions (a request that waited for the socket) goes out with
-        // the next round's flush: corked again for it.
-        if fileQueued { cork.on(context.channel) }
-    }
-
-    /// The largest body copied into its head's buffer (one write instead of two).
-    static let inlineBodyLimit = 16 << 10
 
     /// Our last answer is written: requests waiting for the socket go on, then a held read, quiesce and half-close
     /// (not while requests of a read are in hand: the read's loop calls again when it ends).

@@ -1,0 +1,67 @@
+import NIOCore
+
+/// How ``HitFront`` writes its answers: heads as bytes with small bodies inlined, file regions corked behind their
+/// head, one flush at the end of the event loop's round.
+extension HitFront {
+    /// Writes an answer as bytes: the head, with a small body in the same buffer; a larger one or a file region
+    /// after it. Finishes its access record once the last byte is written or the connection fails. The caller
+    /// flushes.
+    func send(
+        _ answer: Answer, body: ChannelBody, closing: Bool, context: ChannelHandlerContext, isHit: Bool = true
+    ) {
+        var inlined: ByteBuffer?
+        var rest = body.data
+        if case .byteBuffer(let buffer) = rest, buffer.readableBytes <= Self.inlineBodyLimit {
+            inlined = buffer
+            rest = nil
+        }
+        var head = context.channel.allocator.buffer(capacity: 512 + (inlined?.readableBytes ?? 0))
+        answer.writeHead(closing: closing, into: &head)
+        if var inlined { head.writeBuffer(&inlined) }
+        let written = context.eventLoop.makePromise(of: Void.self)
+        if let rest {
+            if case .fileRegion = rest {
+                cork.on(context.channel)
+                fileQueued = true
+            }
+            context.write(wrapOutboundOut(.byteBuffer(head)), promise: nil)
+            context.write(wrapOutboundOut(rest), promise: written)
+        } else {
+            context.write(wrapOutboundOut(.byteBuffer(head)), promise: written)
+        }
+        if isHit { components.metrics.frontHit(body: answer.bodyKind) }
+        inFlight.append(answer, body: body, connection: connection)
+        finishWhenWritten(written.futureResult, context: context)
+    }
+
+    /// When `written` (the last write of the answer last put in ``inFlight``) completes: the answer is finished, then
+    /// what waited for our answers goes on.
+    func finishWhenWritten(_ written: EventLoopFuture<Void>, context: ChannelHandlerContext) {
+        written.assumeIsolated().whenComplete { result in
+            guard let answer = self.inFlight.popOldest() else { return }
+            answer.finish(result, components: self.components)
+            if self.inFlight.count == 0 { self.finishedSending(context: context) }
+            answer.tell(self.connection)
+        }
+    }
+
+    /// Flushes our answers at the end of the event loop's round, once.
+    func flushAtEndOfRound(context: ChannelHandlerContext) {
+        guard !flushAsked else { return }
+        flushAsked = true
+        EventLoopFlushes.flush(self, context: context)
+    }
+
+    func roundEnded(context: ChannelHandlerContext) {
+        flushAsked = false
+        fileQueued = false
+        context.flush()
+        cork.off(context.channel)
+        // A file answer queued by the flush's own completions (a request that waited for the socket) goes out with
+        // the next round's flush: corked again for it.
+        if fileQueued { cork.on(context.channel) }
+    }
+
+    /// The largest body copied into its head's buffer (one write instead of two).
+    static let inlineBodyLimit = 16 << 10
+}
