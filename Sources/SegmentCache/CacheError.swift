@@ -12,6 +12,7 @@ public struct CacheError: Error, Sendable, Hashable, CustomStringConvertible {
         case longBody = "long_body"
         case rangeOutOfBounds = "range_out_of_bounds"
         case closed
+        case memoryBound = "memory_bound"
     }
 
     private let code: Code
@@ -51,6 +52,15 @@ public struct CacheError: Error, Sendable, Hashable, CustomStringConvertible {
         CacheError(.rangeOutOfBounds, "range \(range) lies outside the \(length) bytes of \(key)")
     }
 
+    /// A fill whose body went through memory (its temporary file could not be written) outgrew what one fill may
+    /// hold there.
+    static func memoryBound(key: CacheKey, limit: Int64) -> CacheError {
+        CacheError(
+            .memoryBound,
+            "the body of \(key) went through memory (its temporary file could not be written) and passed the "
+                + "\(limit) bytes one fill may hold there; the cache directory's disk needs attention")
+    }
+
     /// The cache was closed.
     static func closed(key: CacheKey) -> CacheError {
         CacheError(.closed, "the cache is closed; cannot serve \(key)")
@@ -69,6 +79,8 @@ public struct CacheError: Error, Sendable, Hashable, CustomStringConvertible {
     public static let longBodyKind = CacheError(.longBody, "long body")
     /// A sub-range outside the object; for matching with ``isSameKind(as:)``.
     public static let rangeOutOfBoundsKind = CacheError(.rangeOutOfBounds, "range out of bounds")
+    /// A fill past its memory bound; for matching with ``isSameKind(as:)``.
+    public static let memoryBoundKind = CacheError(.memoryBound, "memory bound")
     /// A closed cache; for matching with ``isSameKind(as:)``.
     public static let closedKind = CacheError(.closed, "closed")
 }

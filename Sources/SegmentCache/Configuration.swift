@@ -31,6 +31,10 @@ extension SegmentCache {
         /// instead of per hit. This process's own replacements and removals are seen at once; another process's,
         /// at most this much later. Zero checks on every hit.
         public var heldEntryRecheck: Duration = .milliseconds(10)
+        /// The most body bytes one fill holds in memory (default 64 MiB): its body goes there only once its temporary
+        /// file cannot be written (a disk error), and stays until its slowest reader is done. Past this much the fill
+        /// fails, cutting its readers short (never a clean end), rather than grow the process without bound.
+        public var maxMemoryPerFill: Int64 = 64 << 20
 
         /// Creates a configuration.
         /// - Parameters:

@@ -102,6 +102,7 @@ extension SegmentCache {
         let key = flight.key
         var writer = writer
         var keeping = keeping
+        var inMemory: Int64 = 0
         var received: Int64 = 0
         do {
             for try await chunk in response.body where !chunk.isEmpty {
@@ -111,7 +112,12 @@ extension SegmentCache {
                 if let announced = response.contentLength, received > announced {
                     throw CacheError.longBody(key: key, received: received, announced: announced)
                 }
-                append(chunk, to: &writer, of: flight, keeping: &keeping)
+                inMemory += append(chunk, to: &writer, of: flight, keeping: &keeping)
+                if inMemory > configuration.maxMemoryPerFill {
+                    let error = CacheError.memoryBound(key: key, limit: configuration.maxMemoryPerFill)
+                    log(.warning, "\(error)", key: key)
+                    throw error
+                }
             }
             // A cancelled stream may just end: never take that for a complete body.
             try Task.checkCancellation()
@@ -137,10 +143,13 @@ extension SegmentCache {
     /// in memory instead, all of a large object would be, for as long as its slowest reader takes). On a write
     /// failure the file is dropped and the rest goes through memory. A full file system is made room on once when
     /// `keeping` (an answer the cache keeps: not for one it passes on).
-    private func append(_ chunk: [UInt8], to writer: inout EntryWriter?, of flight: Flight, keeping: inout Bool) {
+    /// - Returns: how many of the bytes went to memory.
+    private func append(
+        _ chunk: [UInt8], to writer: inout EntryWriter?, of flight: Flight, keeping: inout Bool
+    ) -> Int64 {
         guard var current = writer else {
             flight.appendedToMemory(chunk)
-            return
+            return Int64(chunk.count)
         }
         writer = nil
         if keeping, current.fileSize + Int64(chunk.count) > configuration.maxBytes {
@@ -158,7 +167,7 @@ extension SegmentCache {
                 try current.append(rest)
                 writer = current
                 flight.appendedToFile(rest.count)
-                return
+                return 0
             } catch {
                 flight.appendedToFile(error.written)
                 rest = rest.dropFirst(error.written)
@@ -172,7 +181,7 @@ extension SegmentCache {
                 if !rest.isEmpty { flight.appendedToMemory(Array(rest)) }
                 current.discard()
                 reportDiskError(error.underlying, key: flight.key)
-                return
+                return Int64(rest.count)
             }
         }
     }

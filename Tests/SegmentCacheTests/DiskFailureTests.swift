@@ -7,6 +7,35 @@ import Testing
 
 @Suite("Disk failures")
 struct DiskFailureTests {
+    /// After a disk error the rest of a body goes through memory, for as long as its slowest reader takes: past the
+    /// fill's memory bound the fill fails (its readers cut short, never a clean end) instead.
+    @Test func bodyHeldInMemoryAfterADiskErrorIsBounded() async throws {
+        let directory = CacheDirectory()
+        defer { directory.remove() }
+        let origin = FakeOrigin()
+        let small = PatternOrigin.key(20)
+        let large = PatternOrigin.key(21)
+        origin.setBody(StreamOrigin.pattern(count: 100_000), for: small.url)
+        origin.setBody(StreamOrigin.pattern(count: 400_000), for: large.url)
+        let files = FaultyFileOperations()
+        var configuration = directory.configuration()
+        configuration.maxMemoryPerFill = 200_000
+        let cache = try SegmentCache(
+            configuration: configuration, source: origin, clock: SystemCacheClock(), operations: files)
+        files.set(FaultyFileOperations.Faults(failWritesAfterBytes: 10_000, writeErrno: EIO))
+        // Within the bound: served whole from memory.
+        #expect(try await cache.fetch(small).body.collect() == origin.body(of: small.url))
+        files.set(FaultyFileOperations.Faults(failWritesAfterBytes: 10_000, writeErrno: EIO))
+        let response = try await cache.fetch(large)
+        await #expect {
+            _ = try await response.body.collect()
+        } throws: { error in
+            (error as? CacheError)?.isSameKind(as: .memoryBoundKind) == true
+        }
+        #expect(directory.entryFiles.isEmpty)
+        await cache.close()
+    }
+
     @Test func fullDiskMidFillServesEveryRequesterAndPublishesNothing() async throws {
         let directory = CacheDirectory()
         defer { directory.remove() }
