@@ -53,7 +53,8 @@ extension SegmentCache {
         } else {
             prepared?.discard()
         }
-        if keeping, let current = writer, current.fileSize + (response.contentLength ?? 0) > configuration.maxBytes {
+        // A subtraction, not a sum: the origin's length is anything up to `Int64.max`.
+        if keeping, let current = writer, response.contentLength ?? 0 > configuration.maxBytes - current.fileSize {
             keeping = false
         }
         if response.cacheable, !keeping, let writer {
