@@ -164,7 +164,7 @@ public final class SegmentCache: Sendable {
 
     /// Creates the flight of `key` and numbers its fill; called under the state lock, with no flight of `key`.
     func makeFlight(_ key: CacheKey, digest: EntryDigest, in state: inout CacheState) -> (Flight, UInt64) {
-        let flight = Flight(key: key) { [self] error in reportDiskError(error, key: key) }
+        let flight = Flight(key: key, digest: digest) { [self] error in reportDiskError(error, key: key) }
         state.flights[digest] = flight
         let id = state.nextFillID
         state.nextFillID += 1

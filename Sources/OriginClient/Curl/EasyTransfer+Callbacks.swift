@@ -92,28 +92,19 @@ extension EasyTransfer {
         if case .streaming = phase {
             return true  // trailers
         }
-        // Trim the terminator as bytes: "\r\n" is one Character, so trimming Characters would miss it.
-        var length = line.count
-        while length > 0, line[length - 1] == UInt8(ascii: "\n") || line[length - 1] == UInt8(ascii: "\r") {
-            length -= 1
-        }
-        let text = String(decoding: UnsafeRawBufferPointer(rebasing: line[0..<length]), as: UTF8.self)
-        if text.hasPrefix("HTTP/") {
+        switch HeaderLine.read(line) {
+        case .status:
             responseHeaders = []
-            return true
-        }
-        if text.isEmpty {
+        case .end:
             return onEndOfHeaders()
-        }
-        if text.first == " " || text.first == "\t", let last = responseHeaders.popLast() {
+        case .continuation(let text):
             // An obsolete folded continuation line.
-            responseHeaders.append((last.name, last.value + " " + text.trimmingSpaces()))
-            return true
+            if let last = responseHeaders.popLast() { responseHeaders.append((last.name, last.value + " " + text)) }
+        case .field(let name, let value):
+            responseHeaders.append((name, value))
+        case .other:
+            break
         }
-        guard let colon = text.firstIndex(of: ":") else { return true }
-        let name = text[..<colon].lowercased()
-        let value = String(text[text.index(after: colon)...]).trimmingSpaces()
-        responseHeaders.append((name, value))
         return true
     }
 

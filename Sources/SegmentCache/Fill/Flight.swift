@@ -23,10 +23,11 @@ final class Flight: Sendable {
     /// Creates a flight.
     /// - Parameters:
     ///   - key: the key being filled.
+    ///   - digest: the key's digest, when the caller has it already (a SHA-256 less on a miss's first byte).
     ///   - onReadError: told about a failed read of the temporary file, to log and count it.
-    init(key: CacheKey, onReadError: @escaping @Sendable (SystemError) -> Void) {
+    init(key: CacheKey, digest: EntryDigest? = nil, onReadError: @escaping @Sendable (SystemError) -> Void) {
         self.key = key
-        self.digest = EntryDigest(key)
+        self.digest = digest ?? EntryDigest(key)
         self.onReadError = onReadError
     }
 
