@@ -27,11 +27,7 @@ struct DiskFailureTests {
         #expect(try await cache.fetch(small).body.collect() == origin.body(of: small.url))
         files.set(FaultyFileOperations.Faults(failWritesAfterBytes: 10_000, writeErrno: EIO))
         let response = try await cache.fetch(large)
-        await #expect {
-            _ = try await response.body.collect()
-        } throws: { error in
-            (error as? CacheError)?.isSameKind(as: .memoryBoundKind) == true
-        }
+        #expect(await bodyFails(response.body, with: .memoryBoundKind))
         #expect(directory.entryFiles.isEmpty)
         await cache.close()
     }

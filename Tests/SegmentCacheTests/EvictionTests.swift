@@ -139,11 +139,7 @@ struct EvictionTests {
         let cache = try SegmentCache(configuration: directory.configuration(maxBytes: 200_000), source: origin)
         let response = try await cache.fetch(keys[0])
         #expect(!response.isStored)
-        await #expect {
-            _ = try await response.body.collect()
-        } throws: { error in
-            (error as? CacheError)?.isSameKind(as: .shortBodyKind) == true
-        }
+        #expect(await bodyFails(response.body, with: .shortBodyKind))
         #expect(directory.entryFiles.isEmpty)
         await cache.close()
     }

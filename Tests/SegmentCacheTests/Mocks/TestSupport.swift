@@ -19,3 +19,13 @@ func bodyFails(_ body: CacheBody) async -> Bool {
         return true
     }
 }
+
+/// Whether reading `body` throws a ``CacheError`` of `kind`'s kind rather than ending (or failing otherwise).
+func bodyFails(_ body: CacheBody, with kind: CacheError) async -> Bool {
+    do {
+        _ = try await body.collect()
+        return false
+    } catch {
+        return (error as? CacheError)?.isSameKind(as: kind) == true
+    }
+}
