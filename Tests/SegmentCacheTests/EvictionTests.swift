@@ -128,21 +128,6 @@ struct EvictionTests {
         #expect(directory.temporaryFiles.isEmpty)
         await cache.close()
     }
-
-    /// An origin's announced length is hostile: `Int64.max` is passed through as larger than the cache, nothing
-    /// traps on it, and a body shorter than it fails its readers.
-    @Test func hugeAnnouncedLengthIsPassedThroughAndFailsShort() async throws {
-        let directory = CacheDirectory()
-        defer { directory.remove() }
-        let (origin, keys) = Self.origin(count: 1, size: 50_000)
-        origin.setBehaviour(FakeOrigin.Behaviour(announcedLength: .some(Int64.max)), for: keys[0].url)
-        let cache = try SegmentCache(configuration: directory.configuration(maxBytes: 200_000), source: origin)
-        let response = try await cache.fetch(keys[0])
-        #expect(!response.isStored)
-        #expect(await bodyFails(response.body, with: .shortBodyKind))
-        #expect(directory.entryFiles.isEmpty)
-        await cache.close()
-    }
 }
 
 extension SegmentCache.Configuration {

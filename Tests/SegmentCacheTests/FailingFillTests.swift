@@ -75,14 +75,17 @@ struct FailingFillTests {
         await cache.close()
     }
 
-    @Test(arguments: [Int64(-100), 100])
+    /// Shorter, longer, and an announced `Int64.max` (hostile: larger than any cache, so passed through; nothing traps
+    /// on it).
+    @Test(arguments: [Int64(-100), 100, .max])
     func bodyOfAnotherLengthThanAnnouncedFailsAndIsNotPublished(difference: Int64) async throws {
         let directory = CacheDirectory()
         defer { directory.remove() }
         let origin = FakeOrigin()
         let key = PatternOrigin.key(12)
         let size = Int64(origin.body(of: key.url).count)
-        origin.setBehaviour(FakeOrigin.Behaviour(announcedLength: .some(size + difference)), for: key.url)
+        let announced = difference == .max ? Int64.max : size + difference
+        origin.setBehaviour(FakeOrigin.Behaviour(announcedLength: .some(announced)), for: key.url)
         let cache = try SegmentCache(configuration: directory.configuration(), source: origin)
 
         let response = try await cache.fetch(key)
