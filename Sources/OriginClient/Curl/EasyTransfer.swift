@@ -237,7 +237,10 @@ final class EasyTransfer {
         try set(CURLOPT_USERAGENT, string: configuration.userAgent)
         try set(CURLOPT_CONNECTTIMEOUT_MS, timeouts.connect.roundedUpMilliseconds)
         try set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
-        try set(CURLOPT_PIPEWAIT, 1)
+        // No `CURLOPT_PIPEWAIT`: with it, transfers that start while the first connection to an origin is new wait to
+        // learn whether it multiplexes, and libcurl (7.88, and 8.x) wakes them when a transfer ends, not when an HTTP/1.1
+        // head arrives. Players' requests to an origin after a long first segment waited for its whole body. Without
+        // it, those first transfers open connections of their own; later ones still multiplex on an HTTP/2 connection.
         try set(CURLOPT_TCP_KEEPALIVE, 1)
         try set(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1)
         if let caBundle = configuration.caBundle {
