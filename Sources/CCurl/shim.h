@@ -6,6 +6,7 @@
 #define HLSCACHE_CCURL_SHIM_H
 
 #include <curl/curl.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <string.h>
@@ -166,6 +167,11 @@ extern int pthread_setname_np(pthread_t thread, const char *name);
 extern int sched_getaffinity(pid_t pid, size_t cpusetsize, void *mask);
 #endif
 
+#if defined(__linux__)
+extern int sched_setaffinity(pid_t pid, size_t cpusetsize, const void *mask);
+extern int pthread_setaffinity_np(pthread_t thread, size_t cpusetsize, const void *mask);
+#endif
+
 /// The processors in the calling thread's affinity mask, or -1 when it cannot be read.
 static inline int hlscache_affinity_count(void) {
 #if defined(__linux__)
@@ -177,6 +183,57 @@ static inline int hlscache_affinity_count(void) {
     return count;
 #else
     return -1;
+#endif
+}
+
+/// Writes the numbers of the processors in the calling thread's affinity mask, in increasing order, to `cpus` (at
+/// most `capacity` of them); returns how many the mask holds, or -1 when it cannot be read.
+static inline int hlscache_affinity_list(int *cpus, int capacity) {
+#if defined(__linux__)
+    unsigned long long mask[16];
+    memset(mask, 0, sizeof mask);
+    if (sched_getaffinity(0, sizeof mask, mask) != 0) return -1;
+    int count = 0;
+    for (int cpu = 0; cpu < 1024; cpu++) {
+        if ((mask[cpu / 64] >> (cpu % 64)) & 1ULL) {
+            if (count < capacity) cpus[count] = cpu;
+            count++;
+        }
+    }
+    return count;
+#else
+    (void)cpus;
+    (void)capacity;
+    return -1;
+#endif
+}
+
+/// Binds the calling thread to processor `cpu` (0 to 1023): 0, or the error number.
+static inline int hlscache_bind_current_thread(int cpu) {
+#if defined(__linux__)
+    if (cpu < 0 || cpu >= 1024) return EINVAL;
+    unsigned long long mask[16];
+    memset(mask, 0, sizeof mask);
+    mask[cpu / 64] = 1ULL << (cpu % 64);
+    return sched_setaffinity(0, sizeof mask, mask) == 0 ? 0 : errno;
+#else
+    (void)cpu;
+    return ENOSYS;
+#endif
+}
+
+/// Binds `thread` to processor `cpu` (0 to 1023): 0, or the error number.
+static inline int hlscache_bind_thread(pthread_t thread, int cpu) {
+#if defined(__linux__)
+    if (cpu < 0 || cpu >= 1024) return EINVAL;
+    unsigned long long mask[16];
+    memset(mask, 0, sizeof mask);
+    mask[cpu / 64] = 1ULL << (cpu % 64);
+    return pthread_setaffinity_np(thread, sizeof mask, mask);
+#else
+    (void)thread;
+    (void)cpu;
+    return ENOSYS;
 #endif
 }
 

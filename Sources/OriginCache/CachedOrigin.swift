@@ -55,6 +55,7 @@ public final class CachedOrigin: Sendable {
         clientConfiguration.maxRetries = 0
         // Blocked reloads wait, they hardly copy: one thread carries them all.
         clientConfiguration.workerThreads = 1
+        clientConfiguration.workerProcessors = []
         clientConfiguration.threadName = "hlscache-llhls"
         blockingClient = try OriginClient(configuration: clientConfiguration)
         let source = OriginObjectSource(

@@ -92,6 +92,13 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Answer every request through the async responder, hits too (no sendfile): for comparison.")
     var noEventLoopHits = false
 
+    @Option(
+        help: """
+            Bind each event loop and its origin thread to one processor: auto (when the process has a processor for \
+            each pair) or off.
+            """)
+    var cpuAffinity = "auto"
+
     @Option(help: "Most connections served at once (also bounded by the open-file limit, raised at start).")
     var maxConnections = 4096
 
@@ -159,6 +166,10 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.maxObjectBytes = try size(maxObjectSize, "--max-object-size")
         configuration.memoryCacheBytes = Int(try size(memoryCacheSize, "--memory-cache-size"))
         configuration.eventLoopHits = !noEventLoopHits
+        guard let affinity = ServerConfiguration.CPUAffinity(rawValue: cpuAffinity) else {
+            throw ValidationError("--cpu-affinity must be auto or off")
+        }
+        configuration.cpuAffinity = affinity
         configuration.originTimeout = try shared.timeout()
         configuration.originAccess = try shared.originAccess()
         configuration.cacheKeys = try shared.cacheKeys()

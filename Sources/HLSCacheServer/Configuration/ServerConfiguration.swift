@@ -51,6 +51,9 @@ public struct ServerConfiguration: Sendable {
     /// Whether fresh hits are answered on the connection's event loop (`sendfile` for entry files, shared buffers
     /// for the memory tier) rather than through the async responder.
     public var eventLoopHits: Bool = true
+    /// Whether each event loop and the origin-client thread its fetches go to are bound to one processor
+    /// (`--cpu-affinity`; ``ThreadPlacement`` decides when `auto` binds).
+    public var cpuAffinity: CPUAffinity = .auto
     /// The most connections served at once (lowered at start to what the open-file limit allows); past it, a new
     /// connection's request is answered 503 and the connection closed.
     public var maxConnections: Int = 4096
@@ -139,5 +142,16 @@ public enum ByteSize {
         let bytes = value * multiplier
         guard bytes < 9e18 else { return nil }
         return Int64(bytes)
+    }
+}
+
+extension ServerConfiguration {
+    /// Whether the server binds its threads to processors (`--cpu-affinity`).
+    public enum CPUAffinity: String, Sendable, CaseIterable {
+        /// Bind each event loop and its origin-client thread to one processor when the process has a processor for
+        /// each pair and no CPU quota below that (a machine or a `--cpuset-cpus` container of its own).
+        case auto
+        /// Never bind: the scheduler places every thread.
+        case off
     }
 }

@@ -47,6 +47,7 @@ public struct HLSCacheServer: Sendable {
         let timeouts = ConnectionTimeouts(
             requestHead: TimeAmount(configuration.requestHeadTimeout), idle: TimeAmount(configuration.idleTimeout),
             send: TimeAmount(configuration.sendTimeout))
+        let placement = await Self.bindThreads(components)
         let tasks = ConnectionTasks()
         let responder = ResponderPipeline(
             child: HTTP1Channel(responder: Self.responder(ProxyResponder(components: components))),
@@ -69,6 +70,7 @@ public struct HLSCacheServer: Sendable {
                     metadata: [
                         "address": "http://\(configuration.host):\(port)",
                         "cache_dir": "\(configuration.cacheDirectory)",
+                        "cpu_affinity": "\(placement)",
                         "version": "\(hlscacheVersion)",
                     ])
                 await onListening(port)
@@ -108,6 +110,22 @@ public struct HLSCacheServer: Sendable {
 }
 
 extension HLSCacheServer {
+    /// Binds the event loops as ``ThreadPlacement`` decided (the origin threads were bound when their client
+    /// started); logs what the kernel refused.
+    /// - Returns: the placement as logged.
+    fileprivate static func bindThreads(_ components: ServerComponents) async -> String {
+        let placement = components.placement
+        var refused = await placement.bindEventLoops()
+        for (index, bound) in components.origin.client.boundWorkerProcessors.enumerated()
+        where index < placement.processors.count && bound != placement.processors[index] {
+            refused.append("origin thread \(index): could not bind it to processor \(placement.processors[index])")
+        }
+        for line in refused {
+            components.logger.warning("thread not bound to its processor", metadata: ["reason": "\(line)"])
+        }
+        return placement.summary
+    }
+
     /// Hummingbird's HTTP/1 responder around `proxy`, as Hummingbird's `Application` makes it: an error other than a
     /// parse error becomes a 500, and every answer gets `Date` and `Server`.
     fileprivate static func responder(_ proxy: ProxyResponder) -> HTTPChannelHandler.Responder {

@@ -1,5 +1,6 @@
 import Logging
 import OriginCache
+import OriginClient
 import SegmentCache
 import Synchronization
 
@@ -22,6 +23,8 @@ final class ServerComponents: Sendable {
     let ownReadAhead: ReadAhead
     /// Logs, metrics, stream activity and request ids.
     let observability: Observability
+    /// Which processor each event loop and its origin thread are bound to (`--cpu-affinity`).
+    let placement: ThreadPlacement
     /// Set on SIGTERM: `/healthz` answers 503 while answers in flight finish.
     let draining = Atomic<Bool>(false)
     /// Wakes parked requests on their event loops, in batches.
@@ -50,6 +53,8 @@ final class ServerComponents: Sendable {
         observability = Observability(logger: logger, metrics: metrics)
         var originCache = configuration.originCache
         originCache.addressPolicy = policy
+        placement = ThreadPlacement.current(for: configuration)
+        originCache.originAccess.workerProcessors = placement.processors
         origin = try CachedOrigin(configuration: originCache, metrics: metrics, logger: logger)
         let own = ReadAhead(.local(origin.cache), concurrency: configuration.prefetchConcurrency, logger: logger)
         ownReadAhead = own

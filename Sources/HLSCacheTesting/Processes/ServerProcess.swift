@@ -114,6 +114,11 @@ public final class ServerProcess: Sendable {
         }
     }
 
+    /// The server's threads with the processors each may run on.
+    public var threadProcessors: [(name: String, processors: [Int])] {
+        HLSCacheTesting.threadProcessors(ofProcess: process.processIdentifier)
+    }
+
     /// CPU time the server has used, in clock ticks (user and system, `/proc/<pid>/stat`).
     public var cpuTicks: Int {
         let stat = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8)) ?? ""

@@ -11,6 +11,9 @@ public struct OriginAccess: Sendable, Equatable {
     public var noProxy: [String] = []
     /// Threads running transfers (`--origin-threads`); `nil`: ``OriginClientConfiguration/defaultWorkerThreads``.
     public var workerThreads: Int?
+    /// The processor each of those threads is bound to, by number; empty: not bound
+    /// (``OriginClientConfiguration/workerProcessors``). A server sets it, with its event loops bound alike.
+    public var workerProcessors: [Int] = []
 
     /// Direct connections, default headers.
     public init() {}
@@ -20,9 +23,10 @@ public struct OriginAccess: Sendable, Equatable {
 }
 
 extension OriginClientConfiguration {
-    /// Takes the operator's headers, `User-Agent`, proxy and thread count.
+    /// Takes the operator's headers, `User-Agent`, proxy, thread count and the threads' processors.
     public mutating func apply(_ access: OriginAccess) {
         if let threads = access.workerThreads { workerThreads = threads }
+        workerProcessors = access.workerProcessors
         originHeaders = access.headers
         if let userAgent = access.userAgent { self.userAgent = userAgent }
         proxy = access.proxy

@@ -21,9 +21,15 @@ import Synchronization
 public final class OriginClient: OriginFetching, Sendable {
     /// The configuration the client was created with.
     public let configuration: OriginClientConfiguration
+    /// The processor each worker thread is bound to (``OriginClientConfiguration/workerProcessors``), by the
+    /// thread's number; `nil` for a thread not bound, or whose binding the kernel refused.
+    public let boundWorkerProcessors: [Int?]
     private let workers: [CurlWorker]
     /// Where the next search for the least busy worker starts, so that ties go round.
     private let rotation = Atomic<UInt>(0)
+    /// How many more transfers than the least busy worker a thread's home worker may have and still be given a new
+    /// one (``setHomeWorker(_:)``): past that, the work is spread instead.
+    static let homeWorkerSlack = 4
 
     /// Creates a client and starts its worker threads.
     /// - Parameter configuration: policy, timeouts, limits and transport options.
@@ -43,7 +49,25 @@ public final class OriginClient: OriginFetching, Sendable {
             throw error
         }
         self.workers = started
+        boundWorkerProcessors = started.indices.map { index in
+            guard index < configuration.workerProcessors.count else { return nil }
+            let processor = configuration.workerProcessors[index]
+            return started[index].bind(to: processor) ? processor : nil
+        }
     }
+
+    /// Makes worker `index` (modulo each client's worker count) the one that fetches started on the calling thread
+    /// go to, in every client of the process, unless it has more than ``homeWorkerSlack`` transfers more than the
+    /// least busy worker; `nil` clears it (the least busy worker, ties going round).
+    ///
+    /// A server binds each event loop and the worker of the same number to one processor, and makes that worker the
+    /// loop's home: a fetch the loop starts then wakes no thread on another core, and neither does its answer.
+    public static func setHomeWorker(_ index: Int?) {
+        HomeWorker.set(index)
+    }
+
+    /// The calling thread's home worker (``setHomeWorker(_:)``), if it has one.
+    public static var homeWorker: Int? { HomeWorker.current }
 
     deinit {
         for worker in workers { worker.shutdown() }
@@ -83,7 +107,7 @@ public final class OriginClient: OriginFetching, Sendable {
     /// - Throws: ``OriginError``.
     public func fetch(_ request: OriginRequest) async throws -> OriginResponse {
         let prepared = try PreparedRequest(request, configuration: configuration)
-        let worker = leastBusyWorker()
+        let worker = chosenWorker()
         let transfer = Transfer(
             id: worker.makeTransferID(),
             request: prepared,
@@ -96,8 +120,10 @@ public final class OriginClient: OriginFetching, Sendable {
         return OriginResponse(head: head, body: OriginBody(lease: lease))
     }
 
-    /// The worker with the fewest transfers submitted and not yet finished; ties go round.
-    private func leastBusyWorker() -> CurlWorker {
+    /// The calling thread's home worker (``setHomeWorker(_:)``) unless it is more than ``homeWorkerSlack``
+    /// transfers busier than the least busy; otherwise the worker with the fewest transfers submitted and not yet
+    /// finished, ties going round.
+    private func chosenWorker() -> CurlWorker {
         guard workers.count > 1 else { return workers[0] }
         let start = Int(rotation.wrappingAdd(1, ordering: .relaxed).oldValue % UInt(workers.count))
         var best = workers[start]
@@ -107,6 +133,9 @@ public final class OriginClient: OriginFetching, Sendable {
             let load = candidate.counters.submittedTransfers.load(ordering: .relaxed)
             if load < bestLoad { (best, bestLoad) = (candidate, load) }
         }
-        return best
+        guard let index = HomeWorker.current else { return best }
+        let home = workers[index % workers.count]
+        let homeLoad = home.counters.submittedTransfers.load(ordering: .relaxed)
+        return homeLoad <= bestLoad + Self.homeWorkerSlack ? home : best
     }
 }

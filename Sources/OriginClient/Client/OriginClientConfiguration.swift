@@ -40,6 +40,10 @@ public struct OriginClientConfiguration: Sendable {
     /// and from there into the reader's chunk. On a 2-core VM on loopback, one thread fetched 2 MiB objects at
     /// 0.65-0.83 of the curl command line's rate; two threads, one per core, fetch ahead of it.
     public var workerThreads: Int = OriginClientConfiguration.defaultWorkerThreads
+    /// The processor each worker thread is bound to, by the thread's number (a thread past the list's end is not
+    /// bound); empty, the default: the scheduler places them. Binding that fails leaves a thread unbound
+    /// (``OriginClient/boundWorkerProcessors`` tells).
+    public var workerProcessors: [Int] = []
     /// What the worker threads are called, followed by their number (`hlscache-curl0`, …): each client of a process
     /// names its own, so that `top -H`, `perf` and a test tell them apart. Linux keeps 15 bytes of a thread's name.
     public var threadName: String = "hlscache-curl"
@@ -115,6 +119,9 @@ public struct OriginClientConfiguration: Sendable {
         guard maxRetries >= 0 else { throw invalid("maxRetries must not be negative") }
         guard maxBufferedBytesPerTransfer > 0 else { throw invalid("maxBufferedBytesPerTransfer must be positive") }
         guard (1...64).contains(workerThreads) else { throw invalid("workerThreads must be between 1 and 64") }
+        guard workerProcessors.allSatisfy({ (0..<1024).contains($0) }) else {
+            throw invalid("workerProcessors must be processor numbers from 0 to 1023")
+        }
         guard !threadName.isEmpty, threadName.utf8.allSatisfy({ (0x21...0x7e).contains($0) }) else {
             throw invalid("threadName must be printable ASCII with no spaces")
         }

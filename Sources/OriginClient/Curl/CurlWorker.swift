@@ -91,6 +91,19 @@ final class CurlWorker: Sendable {
         nextID.wrappingAdd(1, ordering: .relaxed).oldValue
     }
 
+    /// Binds the worker's thread to `processor`; `false` when the kernel refuses or the worker has stopped.
+    func bind(to processor: Int) -> Bool {
+        thread.withLock { thread in
+            guard let thread else { return false }
+            do {
+                try thread.bind(to: processor)
+                return true
+            } catch {
+                return false
+            }
+        }
+    }
+
     /// Queues a command and wakes the worker; `false` once the worker is shut down.
     @discardableResult
     func submit(_ command: Command) -> Bool {

@@ -50,6 +50,17 @@ struct WorkerThread: Sendable {
         #endif
     }
 
+    /// Binds the thread to `processor`.
+    /// - Throws: ``ProcessorAffinity/BindingError`` when the kernel refuses.
+    func bind(to processor: Int) throws(ProcessorAffinity.BindingError) {
+        #if canImport(Glibc)
+        let code = hlscache_bind_thread(handle, Int32(clamping: processor))
+        #else
+        let code = ENOSYS
+        #endif
+        guard code == 0 else { throw ProcessorAffinity.BindingError(processor: processor, code: code) }
+    }
+
     /// Waits for the thread to end.
     func join() {
         #if canImport(Glibc)

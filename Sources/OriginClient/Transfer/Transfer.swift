@@ -1,5 +1,9 @@
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// One fetch, shared between the worker thread that runs it and the tasks that await its head and body.
 ///
 /// The protocol lives in ``TransferStateMachine``; this class holds it behind a `Mutex`, resumes
@@ -114,6 +118,9 @@ final class Transfer: Sendable {
         switch state.withLock({ $0.receiveHead(head) }) {
         case .deliver(let continuation, let head):
             continuation.resume(returning: head)
+            // The core goes to the fetching task first when it is woken on this one (its event loop bound with this
+            // thread to one processor): the head is answered before curl takes in the body.
+            sched_yield()
             return true
         case .abort: return false
         }

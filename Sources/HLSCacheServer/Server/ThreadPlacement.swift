@@ -1,0 +1,84 @@
+import NIOCore
+import NIOPosix
+import OriginClient
+
+/// Which processor each event loop, and the origin-client thread of the same number that the loop's fetches go to,
+/// is bound to (`--cpu-affinity`).
+///
+/// A cold miss's first byte crosses threads four times: the request wakes a loop, the loop hands the origin request
+/// to a curl thread, the origin's answer wakes that thread, and the answer's head wakes the loop again. On a machine
+/// whose cores idle between requests, waking a thread on another core takes an interrupt between processors and a
+/// core brought out of its idle state (on a VM, a trip through the hypervisor). Bound in pairs, a loop and its curl
+/// thread wake each other on one core, as nginx's single worker process does; the measurements are in
+/// `bench/PROFILES.md`.
+///
+/// `auto` binds when the process has one processor for each pair of its own: as many event loops (NIO's singleton
+/// group, one per usable processor) as origin threads, as many processors in the process's affinity mask, and no CPU
+/// quota below that. Otherwise (more cores than the four origin threads, `--origin-threads` set apart, a CPU quota,
+/// one processor) nothing is bound and the scheduler places every thread, as it does with `off`. The loops are the
+/// process's: a second server in the same process (the tests) binds them alike.
+struct ThreadPlacement: Sendable, Equatable {
+    /// The processor of pair `i` (event loop `i`, origin thread `i`); empty when nothing is bound.
+    let processors: [Int]
+    /// Why nothing is bound, when nothing is.
+    let unboundReason: String?
+
+    /// What `mode` comes to for a process with `loops` event loops, `workers` origin threads, the processors of its
+    /// affinity mask (`allowed`) and `usable` processors (fewer than `allowed` under a CPU quota).
+    static func decide(
+        mode: ServerConfiguration.CPUAffinity, loops: Int, workers: Int, allowed: [Int], usable: Int
+    ) -> ThreadPlacement {
+        func unbound(_ reason: String) -> ThreadPlacement { ThreadPlacement(processors: [], unboundReason: reason) }
+        guard mode == .auto else { return unbound("--cpu-affinity off") }
+        guard allowed.count >= 2 else { return unbound("one processor") }
+        guard loops == workers else { return unbound("\(loops) event loops, \(workers) origin threads") }
+        guard loops == allowed.count else {
+            return unbound("\(loops) event loops, \(allowed.count) processors in the affinity mask")
+        }
+        guard usable >= allowed.count else {
+            return unbound("a CPU quota of \(usable) processors for \(allowed.count) in the affinity mask")
+        }
+        return ThreadPlacement(processors: allowed, unboundReason: nil)
+    }
+
+    /// The placement for `configuration` in this process.
+    static func current(for configuration: ServerConfiguration) -> ThreadPlacement {
+        decide(
+            mode: configuration.cpuAffinity,
+            loops: Array(MultiThreadedEventLoopGroup.singleton.makeIterator()).count,
+            workers: configuration.originAccess.workerThreads ?? OriginClientConfiguration.defaultWorkerThreads,
+            allowed: ProcessorAffinity.allowed(), usable: ProcessorAffinity.usableCount)
+    }
+
+    /// For the log: the processors, or why none.
+    var summary: String {
+        processors.isEmpty
+            ? "off (\(unboundReason ?? "not bound"))" : processors.map(String.init).joined(separator: ",")
+    }
+
+    /// Binds loop `i` of `loops` (NIO's singleton group's, by default) to processor `i` of ``processors`` and
+    /// makes origin thread `i` its home (``OriginClient/setHomeWorker(_:)``); does nothing when nothing is to be
+    /// bound.
+    /// - Returns: the bindings the kernel refused, one line each (that loop is left where it was, with no home).
+    func bindEventLoops(
+        _ loops: [any EventLoop] = Array(MultiThreadedEventLoopGroup.singleton.makeIterator())
+    ) async -> [String] {
+        guard !processors.isEmpty else { return [] }
+        var refused: [String] = []
+        for (index, loop) in loops.enumerated() where index < processors.count {
+            let processor = processors[index]
+            let failure = try? await loop.submit { () -> String? in
+                do {
+                    try ProcessorAffinity.bindCurrentThread(to: processor)
+                    OriginClient.setHomeWorker(index)
+                    return nil
+                } catch {
+                    OriginClient.setHomeWorker(nil)
+                    return "event loop \(index): \(error)"
+                }
+            }.get()
+            if let failure { refused.append(failure) }
+        }
+        return refused
+    }
+}
