@@ -16,7 +16,7 @@ import OriginClient
 /// group, one per usable processor) as origin threads, as many processors in the process's affinity mask, and no CPU
 /// quota below that. Otherwise (more cores than the four origin threads, `--origin-threads` set apart, a CPU quota,
 /// one processor) nothing is bound and the scheduler places every thread, as it does with `off`. The loops are the
-/// process's: a second server in the same process (the tests) binds them alike.
+/// process's (NIO's singleton group): a second server started in the same process would bind them alike.
 struct ThreadPlacement: Sendable, Equatable {
     /// The processor of pair `i` (event loop `i`, origin thread `i`); empty when nothing is bound.
     let processors: [Int]
