@@ -8,12 +8,7 @@ import Testing
 @Suite(.timeLimit(.minutes(1))) struct ConcurrentFetchTests {
     @Test func fetchesStartedTogetherToANewOriginDoNotWaitForTheFirstBody() async throws {
         // Every request gets its head and a first kilobyte, then the body waits until the client leaves.
-        let origin = try RawOrigin { _, connection in
-            guard connection.readRequest() != nil else { return }
-            connection.send("HTTP/1.1 200 OK\r\nContent-Length: 1048576\r\n\r\n")
-            connection.send([UInt8](repeating: 0x46, count: 1024))
-            _ = connection.waitForPeerClose(timeout: .seconds(20))
-        }
+        let origin = try holdingOrigin()
         defer { origin.stop() }
         let client = try makeClient { $0.workerThreads = 1 }
         defer { client.shutdown() }

@@ -9,16 +9,7 @@ import Testing
 @Suite(.timeLimit(.minutes(1))) struct WorkerThreadsTests {
     @Test func aNewTransferGoesToTheWorkerWithTheFewest() async throws {
         // `/done` is answered whole; anything else gets its head and a first kilobyte, then waits.
-        let origin = try RawOrigin { _, connection in
-            guard let request = connection.readRequest() else { return }
-            if request.hasPrefix("GET /done") {
-                connection.send("HTTP/1.1 200 OK\r\nContent-Length: 3\r\nConnection: close\r\n\r\nend")
-                return
-            }
-            connection.send("HTTP/1.1 200 OK\r\nContent-Length: 1048576\r\n\r\n")
-            connection.send([UInt8](repeating: 0x46, count: 1024))
-            _ = connection.waitForPeerClose(timeout: .seconds(20))
-        }
+        let origin = try holdingOrigin()
         defer { origin.stop() }
         let client = try makeClient { $0.workerThreads = 2 }
         defer { client.shutdown() }

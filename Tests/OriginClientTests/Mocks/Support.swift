@@ -11,6 +11,22 @@ func makeClient(
     return try OriginClient(configuration: configuration)
 }
 
+/// An origin whose answers stay in progress, so that their transfers stay active: each request gets a head
+/// announcing 1 MiB and a first kilobyte, then the rest waits until the client leaves (at most 20 s). `/done` is
+/// answered whole (`end`), for a transfer that finishes.
+func holdingOrigin() throws -> RawOrigin {
+    try RawOrigin { _, connection in
+        guard let request = connection.readRequest() else { return }
+        if request.hasPrefix("GET /done") {
+            connection.send("HTTP/1.1 200 OK\r\nContent-Length: 3\r\nConnection: close\r\n\r\nend")
+            return
+        }
+        connection.send("HTTP/1.1 200 OK\r\nContent-Length: 1048576\r\n\r\n")
+        connection.send([UInt8](repeating: 0x46, count: 1024))
+        _ = connection.waitForPeerClose(timeout: .seconds(20))
+    }
+}
+
 /// Reads a whole body, checking each byte against ``StreamOrigin/patternByte(at:)``; returns the byte count.
 func readPattern(_ body: OriginBody) async throws -> (count: Int, mismatches: Int) {
     var offset = 0
