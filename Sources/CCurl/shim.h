@@ -168,23 +168,8 @@ extern int sched_getaffinity(pid_t pid, size_t cpusetsize, void *mask);
 #endif
 
 #if defined(__linux__)
-extern int sched_setaffinity(pid_t pid, size_t cpusetsize, const void *mask);
 extern int pthread_setaffinity_np(pthread_t thread, size_t cpusetsize, const void *mask);
 #endif
-
-/// The processors in the calling thread's affinity mask, or -1 when it cannot be read.
-static inline int hlscache_affinity_count(void) {
-#if defined(__linux__)
-    unsigned long long mask[16];
-    memset(mask, 0, sizeof mask);
-    if (sched_getaffinity(0, sizeof mask, mask) != 0) return -1;
-    int count = 0;
-    for (size_t i = 0; i < sizeof mask / sizeof mask[0]; i++) count += __builtin_popcountll(mask[i]);
-    return count;
-#else
-    return -1;
-#endif
-}
 
 /// Writes the numbers of the processors in the calling thread's affinity mask, in increasing order, to `cpus` (at
 /// most `capacity` of them); returns how many the mask holds, or -1 when it cannot be read.
@@ -208,18 +193,9 @@ static inline int hlscache_affinity_list(int *cpus, int capacity) {
 #endif
 }
 
-/// Binds the calling thread to processor `cpu` (0 to 1023): 0, or the error number.
-static inline int hlscache_bind_current_thread(int cpu) {
-#if defined(__linux__)
-    if (cpu < 0 || cpu >= 1024) return EINVAL;
-    unsigned long long mask[16];
-    memset(mask, 0, sizeof mask);
-    mask[cpu / 64] = 1ULL << (cpu % 64);
-    return sched_setaffinity(0, sizeof mask, mask) == 0 ? 0 : errno;
-#else
-    (void)cpu;
-    return ENOSYS;
-#endif
+/// The processors in the calling thread's affinity mask, or -1 when it cannot be read.
+static inline int hlscache_affinity_count(void) {
+    return hlscache_affinity_list(NULL, 0);
 }
 
 /// Binds `thread` to processor `cpu` (0 to 1023): 0, or the error number.
@@ -235,6 +211,11 @@ static inline int hlscache_bind_thread(pthread_t thread, int cpu) {
     (void)cpu;
     return ENOSYS;
 #endif
+}
+
+/// Binds the calling thread to processor `cpu` (0 to 1023): 0, or the error number.
+static inline int hlscache_bind_current_thread(int cpu) {
+    return hlscache_bind_thread(pthread_self(), cpu);
 }
 
 /// Names the calling thread (at most 15 bytes are kept on Linux), for debuggers and `top -H`.
