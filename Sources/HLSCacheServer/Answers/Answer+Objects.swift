@@ -22,10 +22,7 @@ extension Answer {
         record.stream = startReadAhead(after: response.metadata.key, components: components)
         switch ObjectHead.make(metadata: response.metadata, requested: requested, result: result) {
         case .unsatisfiable(let headers):
-            var headers = headers
-            headers[.contentType] = "text/plain"
-            return Answer(
-                .rangeNotSatisfiable, headers: headers, body: .none, length: 0, result: result, record: record)
+            return unsatisfiable(headers, result: result, record: record)
         case .send(let head):
             var body = Body.none
             do {
@@ -40,14 +37,28 @@ extension Answer {
         }
     }
 
-    /// The answer for a fresh hit that can be sent at once (a memory buffer or an entry file), planned by the
-    /// event-loop hit path with the head it decided before counting the hit.
+    /// 416 for a range that starts past the end of the object (`headers` from ``ObjectHead/make(metadata:requested:result:)``).
+    private static func unsatisfiable(_ headers: HTTPFields, result: CacheResult, record: AccessRecord) -> Answer {
+        var headers = headers
+        headers[.contentType] = "text/plain"
+        return Answer(.rangeNotSatisfiable, headers: headers, body: .none, length: 0, result: result, record: record)
+    }
+
+    /// The answer for a fresh hit that can be sent at once (a memory buffer or an entry file, or a 416 with no
+    /// body), planned by the event-loop hit path with the outcome it decided before counting the hit.
     /// - Returns: `nil` when the body cannot be sent at once after all (the responder answers instead).
     static func objectHit(
-        _ response: CacheResponse, head: ObjectHead, record: AccessRecord, components: ServerComponents
+        _ response: CacheResponse, outcome: ObjectHead.Outcome, record: AccessRecord, components: ServerComponents
     ) -> Answer? {
         var record = record
         record.kind = RequestKind(response.metadata.objectKind)
+        let head: ObjectHead
+        switch outcome {
+        case .unsatisfiable(let headers):
+            record.stream = startReadAhead(after: response.metadata.key, components: components)
+            return unsatisfiable(headers, result: .hit, record: record)
+        case .send(let sent): head = sent
+        }
         let body: Body
         if record.method == "HEAD" {
             body = .none

@@ -69,7 +69,7 @@ extension Answer {
         // handed on to the responder is not counted twice.
         enum Plan {
             case playlist(RenderedPlaylist, EntryMetadata, SegmentCache.HitLease?)
-            case object(ObjectHead, CacheResponse)
+            case object(ObjectHead.Outcome, CacheResponse)
         }
         let plan: Plan
         if !resolved.asStored, let shared = batch?.playlistHits[key] {
@@ -77,7 +77,7 @@ extension Answer {
             plan = .playlist(shared.rendered, shared.metadata, nil)
         } else {
             var playlist: (metadata: EntryMetadata, rendered: RenderedPlaylist)?
-            var objectHead: ObjectHead?
+            var object: ObjectHead.Outcome?
             var lease: SegmentCache.HitLease?
             let response = components.cache.publishedResponse(for: key, lease: &lease) { metadata in
                 guard (200..<300).contains(metadata.status), metadata.contentLength != nil else { return false }
@@ -87,20 +87,22 @@ extension Answer {
                     else { return false }
                     if case .file = rendered.body, !canSendFile, !isHead { return false }
                     playlist = (metadata, rendered)
-                } else if canSendFile || isHead,
-                    case .send(let head) = ObjectHead.make(
-                        metadata: metadata, requested: resolved.requested, result: .hit)
-                {
-                    objectHead = head
+                } else {
+                    switch ObjectHead.make(metadata: metadata, requested: resolved.requested, result: .hit) {
+                    // A range starting past the end: a 416 with no body, answered here like any hit.
+                    case .unsatisfiable(let headers): object = .unsatisfiable(headers)
+                    case .send(let head) where canSendFile || isHead: object = .send(head)
+                    case .send: break
+                    }
                 }
-                return playlist != nil || objectHead != nil
+                return playlist != nil || object != nil
             }
             guard let response else { return nil }
             if let playlist {
                 batch?.playlistHits[key] = playlist
                 plan = .playlist(playlist.rendered, playlist.metadata, lease)
-            } else if let objectHead {
-                plan = .object(objectHead, response)
+            } else if let object {
+                plan = .object(object, response)
             } else {
                 return nil
             }
@@ -111,8 +113,8 @@ extension Answer {
         case .playlist(let rendered, let metadata, let lease):
             answer = .playlist(rendered, metadata: metadata, result: .hit, record: record, components: components)
             if let remembered, let answer { remembered.keep(KeptPlaylistHit(answer, lease: lease)) }
-        case .object(let head, let response):
-            answer = .objectHit(response, head: head, record: record, components: components)
+        case .object(let outcome, let response):
+            answer = .objectHit(response, outcome: outcome, record: record, components: components)
         }
         guard let answer else { return nil }
         switch answer.body {
