@@ -58,7 +58,7 @@ extension Answer {
     }
 
     /// The answer for a rewritten live manifest sent fresh, from its own fields made once (the one shape of
-    /// ``playlist(_:metadata:result:record:components:)``'s answers and of a ``KeptPlaylistHit``'s).
+    /// ``playlist(_:metadata:result:record:components:)``'s answers; a ``KeptHit`` keeps them).
     /// - Parameters:
     ///   - fields: ``RenderedPlaylist/hitFields(lastModified:)``.
     ///   - body: the rendering (none for HEAD).

@@ -7,16 +7,16 @@ import SegmentCache
 extension Answer {
     /// How the hit path resolves `request`: once per request, for its hit (``init(hitFor:remembered:components:)``)
     /// and, when it is not one, for the fill it starts (``fillToStart(for:resolution:)``); remembered on the event
-    /// loop's thread for the next request of the same target (``ResolutionMemo``), with the last fresh hit on a live
-    /// playlist (``KeptPlaylistHit``).
+    /// loop's thread for the next request of the same target (``ResolutionMemo``), with the last fresh hit answered
+    /// on a lease (``KeptHit``).
     static func remembered(_ request: HitRequest, components: ServerComponents) -> RememberedTarget {
         ResolutionMemo.remembered(request, components: components)
     }
 
     /// The answer to `request` (whose target is `remembered`) when it is a fresh hit the event loop can send at
     /// once, else `nil`: an object (whole or one range, GET or HEAD) whose entry is published and fresh, a playlist
-    /// whose rewritten copy is kept, or a CORS preflight. A live playlist's hit kept by this thread is answered again
-    /// while the cache renews its lease.
+    /// whose rewritten copy is kept, or a CORS preflight. A whole hit this thread answered on a lease (a playlist's
+    /// rendering, an object's body: ``KeptHit``) is answered again, with no lookup, while the cache renews the lease.
     ///
     /// Everything else (misses, fills in flight, stale or expired entries, errors, hlscache's own routes) is left to
     /// ``ProxyResponder``, which plans the same requests with the same ``Answer`` builders.
@@ -25,14 +25,12 @@ extension Answer {
     ///   - remembered: ``remembered(_:components:)``.
     ///   - components: the server's cache, memory tiers and configuration.
     init?(hitFor request: HitRequest, remembered: RememberedTarget, components: ServerComponents) {
-        // Only an origin object's target keeps a hit; looked at first, so that the hit answered again and again does
-        // not copy the resolution it does not need.
+        // Only an origin object's target keeps a hit (``KeptHit``); looked at first, so that the hit answered again
+        // and again does not copy the resolution it does not need.
         if let kept = remembered.keptHit {
             if components.cache.renewedHit(kept.lease) {
-                let record = Self.record(of: request, originURL: kept.url, components: components)
-                self = .playlist(
-                    kept.fields, body: .memory(kept.body), length: Int64(kept.body.readableBytes), url: kept.url,
-                    result: .hit, record: record)
+                components.metrics.frontKeptHit()
+                self = kept.answer(record: Self.record(of: request, originURL: kept.url, components: components))
                 return
             }
             remembered.keep(nil)
@@ -69,7 +67,7 @@ extension Answer {
         // handed on to the responder is not counted twice.
         enum Plan {
             case playlist(RenderedPlaylist, EntryMetadata, SegmentCache.HitLease?)
-            case object(ObjectHead.Outcome, CacheResponse)
+            case object(ObjectHead.Outcome, CacheResponse, SegmentCache.HitLease?)
         }
         let plan: Plan
         if !resolved.asStored, let shared = batch?.playlistHits[key] {
@@ -102,7 +100,7 @@ extension Answer {
                 batch?.playlistHits[key] = playlist
                 plan = .playlist(playlist.rendered, playlist.metadata, lease)
             } else if let object {
-                plan = .object(object, response)
+                plan = .object(object, response, lease)
             } else {
                 return nil
             }
@@ -112,9 +110,10 @@ extension Answer {
         switch plan {
         case .playlist(let rendered, let metadata, let lease):
             answer = .playlist(rendered, metadata: metadata, result: .hit, record: record, components: components)
-            if let remembered, let answer { remembered.keep(KeptPlaylistHit(answer, lease: lease)) }
-        case .object(let outcome, let response):
+            if let remembered, let answer { remembered.keep(KeptHit(answer, lease: lease)) }
+        case .object(let outcome, let response, let lease):
             answer = .objectHit(response, outcome: outcome, record: record, components: components)
+            if let remembered, let answer, canSendFile { remembered.keep(KeptHit(answer, lease: lease)) }
         }
         guard let answer else { return nil }
         switch answer.body {

@@ -32,8 +32,8 @@ final class ResolutionMemo: @unchecked Sendable {
     /// The targets given a kept hit since the last ``dropKeptHits()``, at most ``keptHitCapacity``.
     private var keeping: [RememberedTarget] = []
 
-    /// The most kept hits per thread (each holds a playlist's fields and a copy of a body of at most
-    /// ``KeptPlaylistHit/copiedBodyLimit``).
+    /// The most kept hits per thread (each holds an answer's fields, and a copy of a body of at most
+    /// ``KeptHit/copiedBodyLimit`` or what keeps a shared one: a buffer, an entry file's descriptor).
     static let keptHitCapacity = 32
 
     private struct Key: Hashable {
@@ -92,13 +92,13 @@ final class ResolutionMemo: @unchecked Sendable {
     }
 }
 
-/// What an event-loop thread remembers of one method and target (``ResolutionMemo``): its resolution and, for a
-/// live playlist, the last fresh hit it answered (``KeptPlaylistHit``). Only touched on that thread.
+/// What an event-loop thread remembers of one method and target (``ResolutionMemo``): its resolution and the last
+/// fresh hit it answered on a lease (``KeptHit``). Only touched on that thread.
 final class RememberedTarget {
     /// The request's resolution.
     let resolution: RequestResolution
-    /// The last fresh hit on a live playlist's rendering, while its lease may hold.
-    private(set) var keptHit: KeptPlaylistHit?
+    /// The last fresh hit (a playlist's rendering, an object's whole body), while its lease may hold.
+    private(set) var keptHit: KeptHit?
     /// The ``ResolutionMemo/identity`` of the memo that keeps this target (this thread's, unless it was replaced
     /// since); `nil` for a target not remembered (which keeps no hit).
     private let memo: UInt64?
@@ -109,46 +109,12 @@ final class RememberedTarget {
     }
 
     /// Keeps `hit` (or drops the kept hit, for `nil`); a target no memo of this thread keeps keeps nothing.
-    func keep(_ hit: KeptPlaylistHit?) {
+    func keep(_ hit: KeptHit?) {
         guard let identity = memo, let memo = ResolutionMemo.current(identity: identity) else {
             keptHit = nil
             return
         }
         if hit != nil, keptHit == nil { memo.keeping(self) }
         keptHit = hit
-    }
-}
-
-/// A fresh hit on a live playlist, kept by one thread so that the same hit is answered again without a lookup
-/// while its ``SegmentCache/HitLease`` holds (at most ``SegmentCache/Configuration/heldEntryRecheck``): the
-/// playlist's own fields and body, copied for this thread (no reference count shared with the other threads). A
-/// class: each hit takes it from its target with one reference counted, not four.
-final class KeptPlaylistHit {
-    /// What says the hit still stands.
-    let lease: SegmentCache.HitLease
-    /// The answer's own fields (``RenderedPlaylist/hitFields(lastModified:)``), this thread's copy.
-    let fields: MadeFields
-    /// The rendering's bytes: this thread's copy, or the shared buffer when larger than ``copiedBodyLimit``.
-    let body: ByteBuffer
-    /// The largest body copied for the thread (a live playlist of a few dozen segments is 1–5 KiB).
-    static let copiedBodyLimit = 16 << 10
-    /// The playlist's URL: the access record's origin URL and stream.
-    let url: String
-
-    /// Keeps `answer`, a fresh hit on a live playlist whose rendering is in memory, with the lease its lookup gave;
-    /// `nil` for any other answer.
-    init?(_ answer: Answer, lease: SegmentCache.HitLease?) {
-        guard let lease, answer.result == .hit, case .made(let made) = answer.ownFields, let url = answer.record.stream
-        else { return nil }
-        let body: ByteBuffer
-        switch answer.body {
-        case .memory(let buffer):
-            body = buffer.readableBytes <= Self.copiedBodyLimit ? ByteBuffer(buffer.readableBytesView) : buffer
-        default: return nil
-        }
-        self.lease = lease
-        self.fields = MadeFields(made.fields)
-        self.body = body
-        self.url = url
     }
 }
