@@ -38,7 +38,7 @@ struct KeptHitTests {
                 return try connection.readAnswer()
             }
             #expect(first.status == 200 && first.headers["x-cache"] == "HIT" && first.body == expected)
-            let before = try await server.metric("hlscache_front_kept_hits_total")
+            let before = try await server.metric("hlscache_kept_hits_total")
             var (kept, batches) = (0.0, 0)
             while kept == 0, batches < 5 {
                 let answers = try await offPool { try Self.pipelined(6, path, on: connection) }
@@ -47,7 +47,7 @@ struct KeptHitTests {
                     #expect(answer.status == 200 && answer.body == expected)
                     #expect(Self.comparable(answer.headers) == Self.comparable(first.headers))
                 }
-                kept = try await server.metric("hlscache_front_kept_hits_total") - before
+                kept = try await server.metric("hlscache_kept_hits_total") - before
             }
             #expect(kept > 0, "no hit of six pipelined was answered from the kept hit")
             // Every answer is a hit counted once, kept or looked up.

@@ -29,7 +29,7 @@ extension Answer {
         // and again does not copy the resolution it does not need.
         if let kept = remembered.keptHit {
             if components.cache.renewedHit(kept.lease) {
-                components.metrics.frontKeptHit()
+                components.metrics.keptHit()
                 self = kept.answer(record: Self.record(of: request, originURL: kept.url, components: components))
                 return
             }

@@ -38,9 +38,9 @@ final class ServerMetrics: Sendable {
     /// `hlscache_front_hits_total`: hits answered from the connection's bytes, in front of the HTTP/1 decoder
     /// (also counted in `hlscache_event_loop_hits_total`).
     private let frontHits: CoreMetrics.Counter
-    /// `hlscache_front_kept_hits_total`: front hits answered again from the hit the event loop's thread kept for the
-    /// target (``KeptHit``), with no lookup (also counted in `hlscache_front_hits_total`).
-    private let frontKeptHits: CoreMetrics.Counter
+    /// `hlscache_kept_hits_total`: event-loop hits answered again from the hit their thread kept for the target
+    /// (``KeptHit``), with no lookup (also counted in `hlscache_event_loop_hits_total`).
+    private let keptHits: CoreMetrics.Counter
     /// `hlscache_front_misses_total`: misses answered by the front that started their fill, without the HTTP/1
     /// decoder and the responder (whatever the answer: the object, or the origin's failure).
     private let frontMisses: CoreMetrics.Counter
@@ -94,7 +94,7 @@ final class ServerMetrics: Sendable {
         parkedRequests = CoreMetrics.Counter(label: "hlscache_parked_requests_total", factory: factory)
         eventLoopFillStarts = CoreMetrics.Counter(label: "hlscache_event_loop_fill_starts_total", factory: factory)
         frontHits = CoreMetrics.Counter(label: "hlscache_front_hits_total", factory: factory)
-        frontKeptHits = CoreMetrics.Counter(label: "hlscache_front_kept_hits_total", factory: factory)
+        keptHits = CoreMetrics.Counter(label: "hlscache_kept_hits_total", factory: factory)
         frontMisses = CoreMetrics.Counter(label: "hlscache_front_misses_total", factory: factory)
         responderConnections = CoreMetrics.Counter(label: "hlscache_responder_connections_total", factory: factory)
         requestDuration = CoreMetrics.Timer(
@@ -128,9 +128,9 @@ final class ServerMetrics: Sendable {
         frontHits.increment()
     }
 
-    /// Counts a front hit answered from its thread's kept hit, with no lookup (`hlscache_front_kept_hits_total`).
-    func frontKeptHit() {
-        frontKeptHits.increment()
+    /// Counts an event-loop hit answered from its thread's kept hit, with no lookup (`hlscache_kept_hits_total`).
+    func keptHit() {
+        keptHits.increment()
     }
 
     /// Counts a miss the front answered itself (`hlscache_front_misses_total`).
