@@ -85,4 +85,36 @@ struct KeptHitTests {
             #expect(origin.count("/large/100001.ts") == fetched + 1)
         }
     }
+
+    /// The descriptors `server` holds open on files of its cache directory that are gone (unlinked).
+    private static func deletedEntryFiles(of server: ServerProcess) -> [String] {
+        let descriptors = "/proc/\(server.process.processIdentifier)/fd"
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: descriptors)) ?? []
+        return names.compactMap { name in
+            let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: descriptors + "/" + name)) ?? ""
+            return target.hasPrefix(server.cacheDirectory) && target.hasSuffix("(deleted)") ? target : nil
+        }
+    }
+
+    @Test("a kept hit no request takes is dropped within two seconds: a purged entry's file is not held open")
+    func idleKeptHitLetsItsFileGo() async throws {
+        try await withServer(arguments: ["--admin-token", PurgeTests.token, "--prefetch", "0"]) { server, origin in
+            let path = "/o/http/127.0.0.1:\(origin.port)/large/100001.ts"
+            #expect(try await PurgeTests.cached(server.url(path)))
+            let connection = try RawConnection(port: server.port)
+            var kept = 0.0
+            for _ in 0..<5 where kept == 0 {
+                _ = try await offPool { try Self.pipelined(6, path, on: connection) }
+                kept = try await server.metric("hlscache_kept_hits_total")
+            }
+            #expect(kept > 0, "no hit was kept")
+            connection.close()
+            let purge = try await TestHTTP.send("PURGE", server.url(path), headers: [PurgeTests.bearer])
+            #expect(purge.status == 200)
+            // The cache lets go of its own descriptor at once; the kept hit's goes at the sweep after next.
+            #expect(
+                try await eventually(timeout: .seconds(5)) { Self.deletedEntryFiles(of: server).isEmpty },
+                "still open: \(Self.deletedEntryFiles(of: server))")
+        }
+    }
 }

@@ -7,7 +7,9 @@ import SegmentCache
 /// live playlist's rendering, or an object's whole body (an entry file, or a buffer of the in-memory tier). It keeps
 /// the answer's own fields made once with their bytes, and the body: copied for this thread when small (no reference
 /// count shared with the other threads), else shared (a buffer, or the entry file's slice, which keeps the
-/// descriptor open). A class: each hit takes it from its target with one reference counted, not several.
+/// descriptor open). A kept hit no request took for a second is dropped by its thread's sweep (``ResolutionMemo``), so
+/// that an evicted or purged entry's file is not held open by a target nobody asks for. A class: each hit takes it
+/// from its target with one reference counted, not several.
 ///
 /// A hit answered from it is the answer the lookup would plan: the lease holds exactly while a lookup would find the
 /// same entry, fresh (the same file with the same expiry), and the fields and body are that entry's.
@@ -26,6 +28,9 @@ final class KeptHit {
     /// The access record's kind and stream.
     private let kind: RequestKind
     private let stream: String?
+    /// Whether a request was answered from it since its thread's last sweep, which drops it otherwise
+    /// (``ResolutionMemo``).
+    var answeredSinceSweep = false
     /// The largest body copied for the thread (a live playlist of a few dozen segments is 1–5 KiB).
     static let copiedBodyLimit = 16 << 10
 
@@ -58,6 +63,7 @@ final class KeptHit {
 
     /// The kept hit's answer, for a request whose access record is `record` (made with this hit's ``url``).
     func answer(record: AccessRecord) -> Answer {
+        answeredSinceSweep = true
         var record = record
         record.kind = kind
         record.stream = stream

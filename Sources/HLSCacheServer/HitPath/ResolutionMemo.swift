@@ -78,6 +78,40 @@ final class ResolutionMemo: @unchecked Sendable {
     fileprivate func keeping(_ target: RememberedTarget) {
         if keeping.count >= Self.keptHitCapacity { dropKeptHits() }
         keeping.append(target)
+        scheduleSweep()
+    }
+
+    /// How often the kept hits not answered since the last sweep are dropped.
+    static let sweepInterval = TimeAmount.seconds(1)
+
+    /// Whether a sweep is scheduled on this thread's event loop.
+    private var sweepScheduled = false
+
+    /// Schedules ``sweep()`` on this thread's event loop (none off an event loop), unless one is scheduled.
+    private func scheduleSweep() {
+        guard !sweepScheduled, let loop = MultiThreadedEventLoopGroup.currentEventLoop else { return }
+        sweepScheduled = true
+        loop.scheduleTask(in: Self.sweepInterval) { [self] in sweep() }
+    }
+
+    /// Drops the kept hits no request took since the last sweep: a kept hit holds its body (an entry file's
+    /// descriptor, so an evicted or purged entry's disk space, or a buffer the memory tier let go), and an idle
+    /// target's lease is never checked again. An answered one is checked on its next request, which drops it once
+    /// its lease ends. Scheduled again while kept hits remain.
+    private func sweep() {
+        sweepScheduled = false
+        var seen = Set<ObjectIdentifier>()
+        keeping.removeAll { target in
+            // A target kept again after its hit was dropped at a request is listed twice: once is enough.
+            guard seen.insert(ObjectIdentifier(target)).inserted, let hit = target.keptHit else { return true }
+            guard hit.answeredSinceSweep else {
+                target.keep(nil)
+                return true
+            }
+            hit.answeredSinceSweep = false
+            return false
+        }
+        if !keeping.isEmpty { scheduleSweep() }
     }
 
     private func dropKeptHits() {
