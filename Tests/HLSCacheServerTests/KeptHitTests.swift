@@ -63,20 +63,7 @@ struct KeptHitTests {
             let url = server.proxied(origin.url("/large/100001.ts"))
             #expect(try await PurgeTests.cached(url))
             let fetched = origin.count("/large/100001.ts")
-            // On one connection, within the kept hit's lease: two hits, the purge pipelined behind them, and a
-            // request as soon as its answer is read, which must not be the kept hit.
-            let target = url.replacingOccurrences(of: server.url(""), with: "")
-            let port = server.port
-            let answers = try await offPool { () -> [RawConnection.Answer] in
-                let connection = try RawConnection(port: port, timeout: 10)
-                _ = connection.send(
-                    RawConnection.request("GET", target) + RawConnection.request("GET", target)
-                        + RawConnection.request("PURGE", target, extra: [PurgeTests.bearer]))
-                var answers = try (0..<3).map { _ in try connection.readAnswer() }
-                _ = connection.send(RawConnection.request("GET", target))
-                answers.append(try connection.readAnswer())
-                return answers
-            }
+            let answers = try await PurgeTests.hitsThenPurge(url, on: server)
             #expect(answers.map(\.status) == [200, 200, 200, 200])
             #expect(
                 [0, 1, 3].map { answers[$0].headers["x-cache"] ?? "" } == ["HIT", "HIT", "MISS"],

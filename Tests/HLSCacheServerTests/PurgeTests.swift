@@ -143,6 +143,24 @@ struct PurgeTests {
         }
     }
 
+    /// Two GETs of `url` on one connection with its PURGE pipelined behind them, then a GET as soon as the purge's
+    /// answer is read: all within a kept hit's lease (10 ms), so that the last GET would be answered from the kept
+    /// hit if it outlived the purge. The four answers, in order.
+    static func hitsThenPurge(_ url: String, on server: ServerProcess) async throws -> [RawConnection.Answer] {
+        let target = url.replacingOccurrences(of: server.url(""), with: "")
+        let port = server.port
+        return try await offPool { () -> [RawConnection.Answer] in
+            let connection = try RawConnection(port: port, timeout: 10)
+            _ = connection.send(
+                RawConnection.request("GET", target) + RawConnection.request("GET", target)
+                    + RawConnection.request("PURGE", target, extra: [Self.bearer]))
+            var answers = try (0..<3).map { _ in try connection.readAnswer() }
+            _ = connection.send(RawConnection.request("GET", target))
+            answers.append(try connection.readAnswer())
+            return answers
+        }
+    }
+
     @Test("a live playlist the event loops answer again and again is a miss right after its purge")
     func keptLivePlaylistHitGivesWayToAPurge() async throws {
         try await withServer(arguments: ["--admin-token", Self.token, "--prefetch", "0"]) { server, origin in
@@ -157,20 +175,7 @@ struct PurgeTests {
             for _ in 0..<10 { #expect(try await TestHTTP.get(url).header("x-cache") == "HIT") }
             let fetched = origin.count(path)
 
-            // On one connection, so that the purge comes within the kept hit's lease (10 ms): two hits, the purge
-            // pipelined behind them, and a request as soon as its answer is read, which must not be the kept hit.
-            let target = url.replacingOccurrences(of: server.url(""), with: "")
-            let port = server.port
-            let answers = try await offPool { () -> [RawConnection.Answer] in
-                let connection = try RawConnection(port: port, timeout: 10)
-                _ = connection.send(
-                    RawConnection.request("GET", target) + RawConnection.request("GET", target)
-                        + RawConnection.request("PURGE", target, extra: [Self.bearer]))
-                var answers = try (0..<3).map { _ in try connection.readAnswer() }
-                _ = connection.send(RawConnection.request("GET", target))
-                answers.append(try connection.readAnswer())
-                return answers
-            }
+            let answers = try await Self.hitsThenPurge(url, on: server)
             #expect(answers.map(\.status) == [200, 200, 200, 200])
             #expect(
                 [0, 1, 3].map { answers[$0].headers["x-cache"] ?? "" } == ["HIT", "HIT", "MISS"],
