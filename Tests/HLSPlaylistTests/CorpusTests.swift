@@ -69,6 +69,27 @@ struct CorpusTests {
         #expect(outcome.mapped > 10_000)
     }
 
+    @Test("the built-in mappings, which resolve straight into the output, write what their pure functions make")
+    func builtInMappingsEqualTheirPureFunctions() async throws {
+        let base = "http://127.0.0.1:8080/"
+        let pairs: [(builtIn: URIMapping, function: URIMapping)] = [
+            (.proxy(base: base), .custom { ProxyURL.make(origin: $0, base: base) }),
+            (.customScheme, .custom { CustomSchemeURL.make(origin: $0) }),
+        ]
+        var compared = 0
+        for file in try TestPaths.corpusFiles() {
+            await Task.yield()
+            guard let playlist = try? Playlist(parsing: [UInt8](Data(contentsOf: file))) else { continue }
+            for pair in pairs {
+                let builtIn = try playlist.rewritten(playlistURL: Self.playlistURL, mapping: pair.builtIn)
+                let function = try playlist.rewritten(playlistURL: Self.playlistURL, mapping: pair.function)
+                #expect(builtIn == function, "\(file.lastPathComponent): the built-in mapping differs")
+                compared += 1
+            }
+        }
+        #expect(compared > 3800)
+    }
+
     /// Checks one line: each place is either mapped once (`MAPPED:` + an http(s) URL) or left as written, and
     /// every character outside the places is unchanged.
     /// - Returns: how many places were mapped.

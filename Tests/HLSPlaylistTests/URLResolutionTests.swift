@@ -33,6 +33,29 @@ struct URLResolutionTests {
         }
     }
 
+    /// The reference's parts are found eight bytes at a time: every boundary lands at every offset of a word.
+    @Test("authority, query and fragment end where they do at every length of the parts before them")
+    func partsAreFoundAtEveryOffset() throws {
+        var references: [String] = []
+        var targets: [String] = []
+        for length in 1...20 {
+            let name = String(repeating: "n", count: length)
+            references += ["\(name).ts", "\(name)?q=\(name)", "\(name)#f", "\(name)?q#f/?", "\(name)#f?q"]
+            targets += [
+                "http://a/b/c/\(name).ts", "http://a/b/c/\(name)?q=\(name)", "http://a/b/c/\(name)#f",
+                "http://a/b/c/\(name)?q#f/?", "http://a/b/c/\(name)#f?q",
+            ]
+            references += ["//\(name)", "//\(name)/p", "//\(name)?q", "//\(name)#f", "https://\(name):8/\(name)?#"]
+            targets += [
+                "http://\(name)", "http://\(name)/p", "http://\(name)?q", "http://\(name)#f",
+                "https://\(name):8/\(name)?#",
+            ]
+        }
+        let text = "#EXTM3U\n" + references.map { "#EXT-X-MAP:URI=\"\($0)\"" }.joined(separator: "\n")
+        let resolved = try Playlist(parsing: text).resolvedURIs(playlistURL: Self.base)
+        #expect(resolved == targets.map { Optional($0) })
+    }
+
     @Test("the query of a URI is kept byte for byte and the playlist's query is not inherited")
     func keepsQueryBytes() throws {
         let text = "#EXTM3U\n#EXTINF:1,\nseg.ts?a=%2F&b=+&c=é&&d\n"

@@ -39,8 +39,22 @@ struct ByteWriter: ~Copyable {
         let length = range.count
         reserve(length)
         if length <= 16 {
-            let from = source + range.lowerBound
-            for offset in 0..<length { base[count + offset] = from[offset] }
+            // Two overlapping word moves cover 4...16 bytes with no loop: URL parts are mostly that short.
+            let from = UnsafeRawPointer(source + range.lowerBound)
+            let to = UnsafeMutableRawPointer(base + count)
+            if length >= 8 {
+                let head = from.loadUnaligned(as: UInt64.self)
+                let tail = from.loadUnaligned(fromByteOffset: length &- 8, as: UInt64.self)
+                to.storeBytes(of: head, as: UInt64.self)
+                to.storeBytes(of: tail, toByteOffset: length &- 8, as: UInt64.self)
+            } else if length >= 4 {
+                let head = from.loadUnaligned(as: UInt32.self)
+                let tail = from.loadUnaligned(fromByteOffset: length &- 4, as: UInt32.self)
+                to.storeBytes(of: head, as: UInt32.self)
+                to.storeBytes(of: tail, toByteOffset: length &- 4, as: UInt32.self)
+            } else {
+                for offset in 0..<length { base[count &+ offset] = from.load(fromByteOffset: offset, as: UInt8.self) }
+            }
         } else {
             (base + count).update(from: source + range.lowerBound, count: length)
         }

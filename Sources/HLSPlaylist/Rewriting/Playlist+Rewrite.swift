@@ -63,7 +63,6 @@ extension Playlist {
                         output.append(bytes, cursor..<place.start)
                         cursor = place.end
                         let range = place.start..<place.end
-                        scratch.removeAll()
                         var mapped: Bool
                         if hasVariables, VariableSubstitution.mayHaveReference(bytes, range) {
                             substituted.removeAll()
@@ -77,13 +76,13 @@ extension Playlist {
                                 return
                             }
                             if mapped {
-                                mapped = Self.map(
-                                    substituted.bytes, base: base, mapping: mapping, scratch: &scratch, output: &output)
+                                mapped = mapping.append(
+                                    resolving: substituted.bytes, against: base, scratch: &scratch, to: &output)
                             }
                         } else {
-                            mapped = Self.map(
-                                UnsafeBufferPointer(rebasing: bytes[range]), base: base, mapping: mapping,
-                                scratch: &scratch, output: &output)
+                            mapped = mapping.append(
+                                resolving: UnsafeBufferPointer(rebasing: bytes[range]), against: base,
+                                scratch: &scratch, to: &output)
                         }
                         if !mapped { output.append(bytes, range) }
                     }
@@ -148,14 +147,5 @@ extension Playlist {
             }
         }
         return results
-    }
-
-    @inline(__always)
-    private static func map(
-        _ reference: UnsafeBufferPointer<UInt8>, base: BaseURL, mapping: URIMapping,
-        scratch: inout ByteWriter, output: inout ByteWriter
-    ) -> Bool {
-        guard let layout = URLResolver.resolve(reference, against: base, into: &scratch) else { return false }
-        return mapping.append(scratch, layout, to: &output)
     }
 }

@@ -36,22 +36,37 @@ public struct URIMapping: Sendable {
         }
     }
 
-    /// Appends the mapped form of the URL that `layout` locates in `scratch` to `output`.
+    /// Resolves `reference` against `base` and appends its mapped form to `output`.
+    ///
+    /// The built-in mappings are a prefix and a scheme separator around the resolved URL, so they resolve straight
+    /// into `output`; only a custom function needs the URL on its own, in `scratch`.
+    /// - Returns: false when the target is not an `http`/`https` URL or the mapping leaves it alone; `output` is
+    ///   then as it was.
     @inline(__always)
-    func append(_ scratch: borrowing ByteWriter, _ layout: ResolvedLayout, to output: inout ByteWriter) -> Bool {
+    func append(
+        resolving reference: UnsafeBufferPointer<UInt8>, against base: BaseURL, scratch: inout ByteWriter,
+        to output: inout ByteWriter
+    ) -> Bool {
+        let start = output.count
         switch storage {
-        case .proxy(let base):
-            output.append(base)
+        case .proxy(let prefix):
+            output.append(prefix)
             output.append(Literal.proxyPrefix)
-            output.append(scratch.bytes, layout.scheme)
-            output.append(ASCII.slash)
-            output.append(scratch.bytes, layout.authority.lowerBound..<layout.rest.upperBound)
+            guard URLResolver.resolve(reference, against: base, into: &output, joining: .proxyPath) != nil else {
+                output.truncate(to: start)
+                return false
+            }
             return true
         case .customScheme:
             output.append(Literal.customPrefix)
-            output.append(scratch.bytes, layout.start..<layout.rest.upperBound)
+            guard URLResolver.resolve(reference, against: base, into: &output) != nil else {
+                output.truncate(to: start)
+                return false
+            }
             return true
         case .function(let transform):
+            scratch.removeAll()
+            guard let layout = URLResolver.resolve(reference, against: base, into: &scratch) else { return false }
             let url = String(
                 decoding: UnsafeBufferPointer(rebasing: scratch.bytes[layout.start..<layout.rest.upperBound]),
                 as: UTF8.self)

@@ -49,9 +49,9 @@ struct URLReference {
         let end = range.upperBound
         scheme = nil
         if index < end, ASCII.isAlpha(bytes[index]) {
-            let colon = bytes.index(of: ASCII.colon, in: index..<end)
+            // The scheme's characters end at the first `:` at the latest, so no search for it is needed.
             var probe = index + 1
-            while probe < colon {
+            while probe < end {
                 let byte = bytes[probe]
                 guard
                     ASCII.isAlpha(byte) || ASCII.isDigit(byte) || byte == UInt8(ascii: "+")
@@ -59,7 +59,7 @@ struct URLReference {
                 else { break }
                 probe += 1
             }
-            if probe < end, probe == colon {
+            if probe < end, bytes[probe] == ASCII.colon {
                 scheme = index..<probe
                 index = probe + 1
             }
@@ -102,13 +102,23 @@ struct ResolvedLayout {
 
 /// RFC 3986 section 5.2 reference resolution, writing the target URL into a byte buffer.
 enum URLResolver {
+    /// What is written between the scheme and the authority.
+    enum SchemeJoin {
+        /// `://`, the URL itself.
+        case url
+        /// `/`, the URL's form in a proxy path (``ProxyURL``).
+        case proxyPath
+    }
+
     /// Resolves `reference` against `base`, appending the target URL to `output`.
+    /// - Parameter join: what goes between the scheme and the authority; `.url` unless writing a proxy path.
     /// - Returns: the layout of the target, or `nil` when the target is not an `http`/`https` URL with an
     ///   authority (such places are left untouched); `output` is then restored.
     static func resolve(
         _ reference: UnsafeBufferPointer<UInt8>,
         against base: BaseURL,
-        into output: inout ByteWriter
+        into output: inout ByteWriter,
+        joining join: SchemeJoin = .url
     ) -> ResolvedLayout? {
         let start = output.count
         var ref = URLReference(reference, 0..<reference.count)
@@ -122,7 +132,7 @@ enum URLResolver {
             if let scheme = ref.scheme {
                 guard isHTTP(reference, scheme), let authority = ref.authority else { return nil }
                 output.append(reference, scheme)
-                output.append(Literal.schemeSeparator)
+                appendJoin(join, to: &output)
                 let authorityStart = output.count
                 output.append(reference, authority)
                 let authorityEnd = output.count
@@ -134,7 +144,7 @@ enum URLResolver {
             }
             guard isHTTP(baseBytes, baseScheme), base.hasAuthority || ref.authority != nil else { return nil }
             output.append(baseBytes, baseScheme)
-            output.append(Literal.schemeSeparator)
+            appendJoin(join, to: &output)
             let authorityStart = output.count
             if let authority = ref.authority {
                 output.append(reference, authority)
@@ -176,6 +186,14 @@ enum URLResolver {
         }
         if layout == nil { output.truncate(to: start) }
         return layout
+    }
+
+    @inline(__always)
+    private static func appendJoin(_ join: SchemeJoin, to output: inout ByteWriter) {
+        switch join {
+        case .url: output.append(Literal.schemeSeparator)
+        case .proxyPath: output.append(ASCII.slash)
+        }
     }
 
     private static func appendQuery(
