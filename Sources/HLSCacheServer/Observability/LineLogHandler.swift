@@ -106,6 +106,26 @@ public struct LineLogHandler: LogHandler {
         return String(decoding: bytes, as: UTF8.self)
     }
 
+    /// Appends `text` redacted (``SecretRedaction/redact(_:)``) and written as ``appendTextValue(_:to:)`` writes it.
+    ///
+    /// One pass over the bytes first: a value with nothing to redact or quote (no `?`, `@`, blank, quote or `=`),
+    /// like most request targets, is copied as it is, with neither a redacted copy nor a second scan.
+    static func appendRedactedTextValue(_ text: String, to line: inout [UInt8]) {
+        let plain = text.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
+            guard !bytes.isEmpty else { return false }
+            for byte in bytes {
+                switch byte {
+                case UInt8(ascii: "?"), UInt8(ascii: "@"), UInt8(ascii: " "), UInt8(ascii: "\""), UInt8(ascii: "="):
+                    return false
+                default: continue
+                }
+            }
+            line.append(contentsOf: bytes)
+            return true
+        }
+        if plain != true { appendTextValue(SecretRedaction.redact(text), to: &line) }
+    }
+
     /// Appends a (redacted) value as the text format writes it: quoted, with its quotes escaped, when it is empty or
     /// holds a space, a quote or `=`; as it is otherwise.
     static func appendTextValue(_ text: String, to line: inout [UInt8]) {

@@ -108,30 +108,39 @@ final class LogOutput: Sendable {
         }
     }
 
+    /// The most capacity a batch buffer keeps between batches (what a burst grew it to beyond this is freed).
+    static let keptBatchCapacity = 256 << 10
+
     private func run() {
+        // Two buffers take turns: the writer writes one while lines go into the other, and each keeps its
+        // capacity, so that queueing a line seldom allocates (an empty buffer per batch regrew, under the lock,
+        // by doubling from nothing each time).
+        var batch: [UInt8] = []
         while true {
             wake.wait()
             if !buffer.withLock({ $0.urgent }) { Thread.sleep(forTimeInterval: Self.coalescing) }
-            let (bytes, number) = take()
-            writeAll(bytes)
+            let number = take(into: &batch)
+            writeAll(batch)
             written.store(number, ordering: .releasing)
+            if batch.capacity > Self.keptBatchCapacity { batch = [] } else { batch.removeAll(keepingCapacity: true) }
         }
     }
 
-    /// The queued bytes, with a line about dropped ones first, and the number of the last line among them; the
-    /// buffer is left empty.
-    private func take() -> ([UInt8], UInt64) {
-        let (bytes, dropped, number) = buffer.withLock { buffer in
+    /// Swaps the queued bytes into `batch` (empty), with a line about dropped ones first, and returns the number of
+    /// the last line among them; the queue is left with `batch`'s old storage, empty.
+    private func take(into batch: inout [UInt8]) -> UInt64 {
+        let (dropped, number) = buffer.withLock { buffer in
+            swap(&buffer.bytes, &batch)
             defer {
-                buffer.bytes = []
                 buffer.dropped = 0
                 buffer.urgent = false
             }
-            return (buffer.bytes, buffer.dropped, buffer.queued)
+            return (buffer.dropped, buffer.queued)
         }
-        guard dropped > 0 else { return (bytes, number) }
+        guard dropped > 0 else { return number }
         let notice = "\(LogTimestamp.now()) warning log output is not keeping up: \(dropped) lines dropped\n"
-        return (Array(notice.utf8) + bytes, number)
+        batch.insert(contentsOf: notice.utf8, at: 0)
+        return number
     }
 
     private func writeAll(_ bytes: [UInt8]) {

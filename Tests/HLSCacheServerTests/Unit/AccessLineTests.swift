@@ -60,6 +60,21 @@ struct AccessLineTests {
         }
     }
 
+    @Test("a value copied in one pass is what redacting and then quoting it writes")
+    func onePassValueIsTheRedactedQuotedValue() {
+        let values = [
+            "", "GET", "/o/https/a.example/seg.ts", "/o/https/a.example/seg.ts?token=s", "/o/http/u:p@h/p", "a=b",
+            "a b", "say \"hi\"", "=", "?", "@", "/é/ü.ts", "/x?_HLS_msn=3&_HLS_part=1", "1f3a-07",
+        ]
+        for value in values {
+            var onePass: [UInt8] = []
+            LineLogHandler.appendRedactedTextValue(value, to: &onePass)
+            var twoSteps: [UInt8] = []
+            LineLogHandler.appendTextValue(SecretRedaction.redact(value), to: &twoSteps)
+            #expect(onePass == twoSteps, "\(value)")
+        }
+    }
+
     @Test("numbers are spelled as String spells them, and fixed widths keep their leading zeros")
     func digitsAreStringsDigits() {
         for value in [0, 7, -7, 10, 99, 1_000_000, -2_147_483_648, Int.max, Int.min] {

@@ -47,6 +47,39 @@ struct LogOutputTests {
             }, "the writer thread did not write a queued line: \(text)")
     }
 
+    @Test("batch after batch, from two threads at once, every line comes out once and whole")
+    func manyBatchesFromTwoThreads() async throws {
+        let (readEnd, writeEnd) = Self.pipe()
+        defer { close(readEnd) }
+        let output = LogOutput(descriptor: writeEnd)
+        let lines = 4_000
+        var text = ""
+        await withTaskGroup(of: Void.self) { group in
+            for thread in ["a", "b"] {
+                group.addTask {
+                    for number in 0..<lines {
+                        output.append(bytes: Array("\(thread) \(number) \(String(repeating: "=", count: 60))\n".utf8))
+                        if number % 200 == 0 { try? await Task.sleep(for: .milliseconds(3)) }
+                    }
+                }
+            }
+            await group.waitForAll()
+        }
+        output.flush()
+        #expect(
+            try await eventually(timeout: .seconds(10)) {
+                text += Self.drain(readEnd)
+                return text.utf8.count(where: { $0 == UInt8(ascii: "\n") }) >= 2 * lines
+            }, "lines were lost: \(text.suffix(200))")
+        for thread in ["a", "b"] {
+            let numbers = text.split(separator: "\n").filter { $0.hasPrefix("\(thread) ") }.map {
+                Int($0.split(separator: " ")[1]) ?? -1
+            }
+            #expect(numbers == Array(0..<lines), "thread \(thread)'s lines are not each there once, in order")
+        }
+        #expect(text.split(separator: "\n").allSatisfy { $0.hasSuffix(String(repeating: "=", count: 60)) })
+    }
+
     @Test("a descriptor nobody reads: appending never waits, lines past the bound are dropped and then counted")
     func fullPipeNeverBlocks() async throws {
         let (readEnd, writeEnd) = Self.pipe()
