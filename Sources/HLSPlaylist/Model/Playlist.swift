@@ -28,12 +28,16 @@ public struct Playlist: Sendable {
     public let kind: Kind
     /// The EXT-X-DEFINE declarations, in order.
     public let definitions: [VariableDefinition]
+    /// Whether `{$` occurs anywhere in `source`: without it, no variable work is needed. Scanned once, here, for the
+    /// parser's declaration check and every rewrite after it.
+    let hasVariableReference: Bool
 
     init(source: [UInt8], records: [LineRecord], places: [URIPlace], definitions: [VariableDefinition]) {
         self.source = source
         self.records = records
         self.places = places
         self.definitions = definitions
+        self.hasVariableReference = source.withUnsafeBufferPointer { $0.containsVariableReference() }
         var hasSegments = false
         var hasVariants = false
         for record in records where record.kind == .tag {

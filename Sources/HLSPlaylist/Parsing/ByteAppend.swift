@@ -38,11 +38,17 @@ struct ByteWriter: ~Copyable {
         guard !range.isEmpty, let source = bytes.baseAddress else { return }
         let length = range.count
         reserve(length)
-        if length <= 16 {
-            // Two overlapping word moves cover 4...16 bytes with no loop: URL parts are mostly that short.
+        if length <= 32 {
+            // Two overlapping moves cover 4...32 bytes with no loop and no call: URL parts and most tag lines are
+            // that short.
             let from = UnsafeRawPointer(source + range.lowerBound)
             let to = UnsafeMutableRawPointer(base + count)
-            if length >= 8 {
+            if length > 16 {
+                let head = from.loadUnaligned(as: SIMD16<UInt8>.self)
+                let tail = from.loadUnaligned(fromByteOffset: length &- 16, as: SIMD16<UInt8>.self)
+                to.storeBytes(of: head, as: SIMD16<UInt8>.self)
+                to.storeBytes(of: tail, toByteOffset: length &- 16, as: SIMD16<UInt8>.self)
+            } else if length >= 8 {
                 let head = from.loadUnaligned(as: UInt64.self)
                 let tail = from.loadUnaligned(fromByteOffset: length &- 8, as: UInt64.self)
                 to.storeBytes(of: head, as: UInt64.self)

@@ -3,21 +3,28 @@ import Foundation
 /// Splits bytes into lines at LF, CRLF or a bare CR.
 struct LineSplitter {
     let buffer: UnsafeBufferPointer<UInt8>
-
-    init(_ buffer: UnsafeBufferPointer<UInt8>) { self.buffer = buffer }
-
     /// At least the number of lines in `buffer` (LF and CR each end one; a CRLF counts twice), for reserving.
-    static func lineCountBound(_ buffer: UnsafeBufferPointer<UInt8>) -> Int {
-        guard let base = buffer.baseAddress, buffer.count > 0 else { return 1 }
-        var lines = 1
-        for terminator in [ASCII.lf, ASCII.cr] {
-            var start = 0
-            while start < buffer.count, let found = memchr(base + start, Int32(terminator), buffer.count - start) {
-                lines += 1
-                start = UnsafeRawPointer(found) - UnsafeRawPointer(base) + 1
+    let lineCountBound: Int
+    /// Whether `buffer` holds a CR: without one, lines end at each LF, found with `memchr`.
+    let hasCarriageReturn: Bool
+
+    /// Counts the line terminators of `buffer` (one `memchr` pass per kind).
+    init(_ buffer: UnsafeBufferPointer<UInt8>) {
+        self.buffer = buffer
+        var counts = (lf: 0, cr: 0)
+        if let base = buffer.baseAddress {
+            for terminator in [ASCII.lf, ASCII.cr] {
+                var start = 0
+                var found = 0
+                while start < buffer.count, let hit = memchr(base + start, Int32(terminator), buffer.count - start) {
+                    found += 1
+                    start = UnsafeRawPointer(hit) - UnsafeRawPointer(base) + 1
+                }
+                if terminator == ASCII.lf { counts.lf = found } else { counts.cr = found }
             }
         }
-        return lines
+        lineCountBound = 1 + counts.lf + counts.cr
+        hasCarriageReturn = counts.cr > 0
     }
 
     /// Calls `body` with each line's start and end (terminator excluded) until it returns false.
@@ -26,7 +33,7 @@ struct LineSplitter {
     func forEachLine(_ body: (Int, Int) -> Bool) {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return }
         let count = buffer.count
-        if memchr(base, Int32(ASCII.cr), count) == nil {
+        if !hasCarriageReturn {
             var start = 0
             while start < count {
                 let found = memchr(base + start, Int32(ASCII.lf), count - start)

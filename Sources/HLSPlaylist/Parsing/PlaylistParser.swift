@@ -45,8 +45,6 @@ struct PlaylistParser {
         if let badLine = UTF8Check.firstInvalidLine(source) { throw .notUTF8(line: badLine) }
 
         var records: [LineRecord] = []
-        // One record per line, counted first (memchr-fast), so that a large playlist's index is allocated once.
-        records.reserveCapacity(source.withUnsafeBufferPointer { LineSplitter.lineCountBound($0) })
         var places: [URIPlace] = []
         var definitions: [VariableDefinition] = []
         var spans: [AttributeSpan] = []
@@ -55,6 +53,10 @@ struct PlaylistParser {
 
         source.withUnsafeBufferPointer { buffer in
             let splitter = LineSplitter(buffer)
+            // One record per line, counted first (memchr-fast), so that a large playlist's index is allocated once;
+            // a media playlist has a URI place per two lines at most, but for its keys and maps.
+            records.reserveCapacity(splitter.lineCountBound)
+            places.reserveCapacity(splitter.lineCountBound / 2 + 16)
             var sawHeader = false
             splitter.forEachLine { start, end in
                 let lineIndex = records.count

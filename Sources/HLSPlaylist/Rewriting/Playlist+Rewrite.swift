@@ -43,7 +43,7 @@ extension Playlist {
         var substituted = ByteWriter(capacity: 1024)
         var failure: PlaylistError?
         source.withUnsafeBufferPointer { bytes in
-            let hasVariables = bytes.containsVariableReference()
+            let hasVariables = hasVariableReference
             let values =
                 hasVariables ? VariableSubstitution.values(of: self, query: base.queryString, imports: imports) : [:]
             places.withUnsafeBufferPointer { places in

@@ -33,7 +33,7 @@ extension Playlist {
         playlistURL: String, imports: [String: String] = [:], limit: Int = .max, newest: Int? = nil
     ) -> [SegmentTarget] {
         guard kind == .media, let base = BaseURL(playlistURL) else { return [] }
-        let hasVariables = source.withUnsafeBufferPointer { $0.containsVariableReference() }
+        let hasVariables = hasVariableReference
         let values =
             hasVariables ? VariableSubstitution.values(of: self, query: base.queryString, imports: imports) : [:]
         var targets: [SegmentTarget] = []

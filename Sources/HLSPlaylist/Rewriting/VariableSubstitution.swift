@@ -2,7 +2,7 @@
 enum VariableSubstitution {
     /// Checks that every `{$NAME}` in a URI place is declared by some EXT-X-DEFINE.
     static func checkDeclared(_ playlist: Playlist) throws(PlaylistError) {
-        guard playlist.source.withUnsafeBufferPointer({ $0.containsVariableReference() }) else { return }
+        guard playlist.hasVariableReference else { return }
         let declared = Set(playlist.definitions.map(\.name))
         for place in playlist.places {
             let mayHave = playlist.source.withUnsafeBufferPointer { mayHaveReference($0, place.start..<place.end) }
