@@ -32,12 +32,18 @@ public struct Playlist: Sendable {
     /// parser's declaration check and every rewrite after it.
     let hasVariableReference: Bool
 
-    init(source: [UInt8], records: [LineRecord], places: [URIPlace], definitions: [VariableDefinition]) {
+    /// A parsed playlist; `mayHaveVariableReference` is false when no `{` occurs in `source` (the parser's survey
+    /// knows), to spare the scan for `{$`.
+    init(
+        source: [UInt8], records: [LineRecord], places: [URIPlace], definitions: [VariableDefinition],
+        mayHaveVariableReference: Bool = true
+    ) {
         self.source = source
         self.records = records
         self.places = places
         self.definitions = definitions
-        self.hasVariableReference = source.withUnsafeBufferPointer { $0.containsVariableReference() }
+        self.hasVariableReference =
+            mayHaveVariableReference && source.withUnsafeBufferPointer { $0.containsVariableReference() }
         var hasSegments = false
         var hasVariants = false
         for record in records where record.kind == .tag {

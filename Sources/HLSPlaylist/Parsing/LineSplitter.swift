@@ -3,44 +3,40 @@ import Foundation
 /// Splits bytes into lines at LF, CRLF or a bare CR.
 struct LineSplitter {
     let buffer: UnsafeBufferPointer<UInt8>
+    /// Where the LFs are, and whether a CR occurs.
+    let survey: ByteSurvey
     /// At least the number of lines in `buffer` (LF and CR each end one; a CRLF counts twice), for reserving.
     let lineCountBound: Int
-    /// Whether `buffer` holds a CR: without one, lines end at each LF, found with `memchr`.
-    let hasCarriageReturn: Bool
 
-    /// Counts the line terminators of `buffer` (one `memchr` pass per kind).
-    init(_ buffer: UnsafeBufferPointer<UInt8>) {
+    /// A splitter of `buffer`, whose bytes `survey` looked at.
+    init(_ buffer: UnsafeBufferPointer<UInt8>, survey: ByteSurvey) {
         self.buffer = buffer
-        var counts = (lf: 0, cr: 0)
-        if let base = buffer.baseAddress {
-            for terminator in [ASCII.lf, ASCII.cr] {
-                var start = 0
-                var found = 0
-                while start < buffer.count, let hit = memchr(base + start, Int32(terminator), buffer.count - start) {
-                    found += 1
-                    start = UnsafeRawPointer(hit) - UnsafeRawPointer(base) + 1
-                }
-                if terminator == ASCII.lf { counts.lf = found } else { counts.cr = found }
+        self.survey = survey
+        var carriageReturns = 0
+        if survey.hasCarriageReturn, let base = buffer.baseAddress {
+            var start = 0
+            while start < buffer.count, let hit = memchr(base + start, Int32(ASCII.cr), buffer.count - start) {
+                carriageReturns += 1
+                start = UnsafeRawPointer(hit) - UnsafeRawPointer(base) + 1
             }
         }
-        lineCountBound = 1 + counts.lf + counts.cr
-        hasCarriageReturn = counts.cr > 0
+        lineCountBound = 1 + survey.lineFeeds.count + carriageReturns
     }
 
     /// Calls `body` with each line's start and end (terminator excluded) until it returns false.
     /// A final line without a terminator is reported; an empty final line after the last terminator is not.
     @inline(__always)
     func forEachLine(_ body: (Int, Int) -> Bool) {
-        guard let base = buffer.baseAddress, buffer.count > 0 else { return }
         let count = buffer.count
-        if !hasCarriageReturn {
+        guard count > 0 else { return }
+        if !survey.hasCarriageReturn {
             var start = 0
-            while start < count {
-                let found = memchr(base + start, Int32(ASCII.lf), count - start)
-                let end = found.map { UnsafeRawPointer($0) - UnsafeRawPointer(base) } ?? count
+            for feed in survey.lineFeeds {
+                let end = Int(feed)
                 guard body(start, end) else { return }
                 start = end + 1
             }
+            if start < count { _ = body(start, count) }
             return
         }
         var start = 0

@@ -42,7 +42,8 @@ struct PlaylistParser {
         guard input.count <= maxBody else { throw .bodyTooLarge(bytes: input.count, limit: maxBody) }
         var source = input
         if source.starts(with: [0xEF, 0xBB, 0xBF]) { source.removeFirst(3) }
-        if let badLine = UTF8Check.firstInvalidLine(source) { throw .notUTF8(line: badLine) }
+        let survey = source.withUnsafeBufferPointer { ByteSurvey($0) }
+        if !survey.isASCII, let badLine = UTF8Check.firstInvalidLine(source) { throw .notUTF8(line: badLine) }
 
         var records: [LineRecord] = []
         var places: [URIPlace] = []
@@ -52,7 +53,7 @@ struct PlaylistParser {
         var failure: PlaylistError?
 
         source.withUnsafeBufferPointer { buffer in
-            let splitter = LineSplitter(buffer)
+            let splitter = LineSplitter(buffer, survey: survey)
             // One record per line, counted first (memchr-fast), so that a large playlist's index is allocated once;
             // a media playlist has a URI place per two lines at most, but for its keys and maps.
             records.reserveCapacity(splitter.lineCountBound)
@@ -94,7 +95,9 @@ struct PlaylistParser {
             if failure == nil, !sawHeader { failure = .missingHeader(line: max(records.count, 1)) }
         }
         if let failure { throw failure }
-        let playlist = Playlist(source: source, records: records, places: places, definitions: definitions)
+        let playlist = Playlist(
+            source: source, records: records, places: places, definitions: definitions,
+            mayHaveVariableReference: survey.hasOpenBrace)
         try PlaylistNumberCheck.check(playlist)
         try VariableSubstitution.checkDeclared(playlist)
         return playlist
