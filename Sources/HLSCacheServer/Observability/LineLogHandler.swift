@@ -96,13 +96,9 @@ public struct LineLogHandler: LogHandler {
 
     private static func textValue(_ value: Logger.Metadata.Value) -> String {
         let text: String
-        if case .string(let string) = value {
-            text = SecretRedaction.redact(string)
-        } else {
-            text = SecretRedaction.redact("\(value)")
-        }
+        if case .string(let string) = value { text = string } else { text = "\(value)" }
         var bytes: [UInt8] = []
-        appendTextValue(text, to: &bytes)
+        appendRedactedTextValue(text, to: &bytes)
         return String(decoding: bytes, as: UTF8.self)
     }
 
