@@ -36,7 +36,7 @@ public struct Playlist: Sendable {
     /// knows), to spare the scan for `{$`.
     init(
         source: [UInt8], records: [LineRecord], places: [URIPlace], definitions: [VariableDefinition],
-        mayHaveVariableReference: Bool = true
+        mayHaveVariableReference: Bool
     ) {
         self.source = source
         self.records = records

@@ -54,7 +54,7 @@ struct PlaylistParser {
 
         source.withUnsafeBufferPointer { buffer in
             let splitter = LineSplitter(buffer, survey: survey)
-            // One record per line, counted first (memchr-fast), so that a large playlist's index is allocated once;
+            // One record per line, counted first (by the survey), so that a large playlist's index is allocated once;
             // a media playlist has a URI place per two lines at most, but for its keys and maps.
             records.reserveCapacity(splitter.lineCountBound)
             places.reserveCapacity(splitter.lineCountBound / 2 + 16)
