@@ -201,6 +201,7 @@ extension SegmentCache {
     ///   - expecting: the key the entry must hold, or `nil` to accept the key its name was derived from.
     ///   - writable: open for writing, to update the expiry in place.
     func openEntry(_ digest: EntryDigest, expecting key: CacheKey?, writable: Bool = false) -> StoredEntry? {
+        guard mayHaveFile(digest) else { return nil }
         let path = layout.path(of: digest)
         let descriptor: CInt
         do throws(SystemError) {
@@ -239,6 +240,18 @@ extension SegmentCache {
             reportDiskError(error, key: key)
             return nil
         }
+    }
+
+    /// Whether `digest` may have an entry file: the index holds it, or the index may lack entries the directory has
+    /// (built from a snapshot not rescanned yet, or another instance has opened the directory: ``InstanceWatch``).
+    /// `false` spares a miss the `open` of a path that is not there.
+    func mayHaveFile(_ digest: EntryDigest) -> Bool {
+        guard !withState({ $0.index.contains(digest) || $0.needsRescan }) else { return true }
+        let (alone, becameShared) = instanceWatch.check()
+        if becameShared {
+            log(.debug, "another instance opened the cache directory: misses look for its entries on disk", key: nil)
+        }
+        return !alone
     }
 
     /// Marks an entry used now. An entry the index does not know (published by another process sharing the

@@ -25,6 +25,8 @@ public final class SegmentCache: Sendable {
     let diskThreads: DiskThreads?
     /// `nil` when the directory is not writable: every fill then passes through unstored.
     let temporaryArea: TemporaryArea?
+    /// Whether another instance has shared the directory since this one opened it.
+    let instanceWatch: InstanceWatch
     let counters = Counters()
     let state: Mutex<CacheState>
 
@@ -81,7 +83,11 @@ public final class SegmentCache: Sendable {
                     error: .disk(error)
                 ))
         }
+        // Before the sweep lists the live instances and before the index is built: an instance that opens later is
+        // seen by the watch, one open earlier by the sweep.
+        let watch = InstanceWatch(directory: layout.temporaryDirectory, ownLockName: area?.lockName)
         let swept = TemporaryArea.sweep(directory: layout.temporaryDirectory, except: area?.instance)
+        if swept.liveInstances > 0 { watch.markShared() }
         let snapshot = IndexSnapshot.consume(in: layout.root, operations: operations)
         let shared = IndexSnapshot.markShared(
             in: layout.root, othersAlive: swept.liveInstances > 0, operations: operations)
@@ -93,6 +99,7 @@ public final class SegmentCache: Sendable {
         self.operations = operations
         self.diskThreads = diskThreads
         self.temporaryArea = area
+        self.instanceWatch = watch
         var state = CacheState(scanned: scanned)
         state.needsRescan = !shared && snapshot != nil
         self.state = Mutex(state)

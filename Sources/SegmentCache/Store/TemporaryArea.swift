@@ -36,6 +36,9 @@ final class TemporaryArea: Sendable {
         self.lock = OpenFile(descriptor: descriptor, operations: operations)
     }
 
+    /// The name of this instance's lock file in ``directory``.
+    var lockName: String { "\(instance).lock" }
+
     /// A fresh path for a fill's temporary file.
     func makePath() -> String {
         "\(directory)/\(instance).\(sequence.add(1, ordering: .relaxed).newValue).part"

@@ -23,6 +23,7 @@ final class FaultyFileOperations: FileOperations {
     private let written = Atomic<Int>(0)
     private let synchronizeHeld = Atomic<Bool>(false)
     private let synchronizeWaiters = Atomic<Int>(0)
+    private let lookedUp = Mutex<[String]>([])
 
     init() {}
 
@@ -35,7 +36,11 @@ final class FaultyFileOperations: FileOperations {
         written.store(0, ordering: .relaxed)
     }
 
+    /// The paths opened without `O_CREAT` (lookups of entries, snapshots and locks), in order.
+    var pathsLookedUp: [String] { lookedUp.withLock { $0 } }
+
     func open(_ path: String, flags: CInt, mode: mode_t) throws(SystemError) -> CInt {
+        if flags & O_CREAT == 0 { lookedUp.withLock { $0.append(path) } }
         if flags & O_CREAT != 0, let code = faults.withLock({ $0.failCreate }) {
             throw SystemError(code: code, operation: "open", path: path)
         }
