@@ -3,7 +3,8 @@
 package enum BlockingReload {
     /// Whether a URL is a blocking playlist reload (`_HLS_msn` in its query).
     package static func isBlockingReload(_ url: String) -> Bool {
-        guard let query = url.firstIndex(of: "?") else { return false }
+        // By bytes: a `Character` search walks grapheme clusters, for every miss.
+        guard let query = url.utf8.firstIndex(of: UInt8(ascii: "?")) else { return false }
         return url[query...].containsBytes(of: "_HLS_msn=")
     }
 }

@@ -59,6 +59,8 @@ public struct AddressPolicy: Sendable, Hashable {
     /// - Parameter host: a host name or IP literal.
     /// - Returns: `true` when an exact pattern names it.
     public func isListedExactly(host: String) -> Bool {
+        // As in `allows(host:)`: a host written exactly as a pattern's name needs no normalizing.
+        if patterns.contains(where: { $0.isExact(normalizedHost: host) }) { return true }
         let normalized = HostPattern.normalize(host: host)
         return patterns.contains { $0.isExact(normalizedHost: normalized) }
     }
