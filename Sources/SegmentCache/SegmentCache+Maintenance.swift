@@ -88,6 +88,7 @@ extension SegmentCache {
         persistLastAccess()
         writeSnapshot()
         temporaryArea?.removeLockFile()
+        instanceWatch.stop()
     }
 
     /// Writes the index snapshot, at the first close only, and only if no other instance used the directory

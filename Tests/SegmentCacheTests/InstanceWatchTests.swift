@@ -103,27 +103,55 @@ struct InstanceWatchTests {
         await cache.close()
     }
 
-    @Test func eventsNameOtherInstancesLocksLostEventsAndNotFills() {
-        func event(mask: UInt32, name: String) -> [UInt8] {
+    @Test func eventsNameLockFilesLostEventsAndDirectoriesGoneButNotFills() {
+        func event(watch: CInt = 3, mask: UInt32, name: String) -> [UInt8] {
             var name = Array(name.utf8)
             if !name.isEmpty { name += [UInt8](repeating: 0, count: 16 - name.count % 16) }
             var bytes: [UInt8] = []
-            for field in [UInt32(1), mask, 0, UInt32(name.count)] {
-                withUnsafeBytes(of: field.littleEndian) { bytes += $0 }
+            withUnsafeBytes(of: watch) { bytes += $0 }
+            for field in [mask, 0, UInt32(name.count)] {
+                withUnsafeBytes(of: field) { bytes += $0 }
             }
             return bytes + name
         }
-        func others(_ bytes: [UInt8]) -> Bool {
-            bytes.withUnsafeBytes { InstanceWatch.events(in: $0, ownLockName: "1-ab.lock") }
+        func events(_ bytes: [UInt8]) -> [LockFileWatcher.Event] {
+            bytes.withUnsafeBytes { LockFileWatcher.events(in: $0) }
         }
         let created = UInt32(IN_CREATE)
-        #expect(!others(event(mask: created, name: "1-ab.lock")))
-        #expect(!others(event(mask: created, name: "1-ab.7.part") + event(mask: created, name: "2-cd.1.part")))
-        #expect(others(event(mask: created, name: "1-ab.3.part") + event(mask: created, name: "2-cd.lock")))
-        #expect(others(event(mask: UInt32(IN_MOVED_TO), name: "2-cd.lock")))
-        #expect(others(event(mask: UInt32(IN_Q_OVERFLOW), name: "")))
-        #expect(others(event(mask: UInt32(IN_DELETE_SELF), name: "")))
-        #expect(others(Array(event(mask: created, name: "1-ab.7.part").dropLast(4))))
-        #expect(!others([]))
+        #expect(events(event(mask: created, name: "1-ab.lock")) == [.lockCreated(watch: 3, name: "1-ab.lock")])
+        #expect(events(event(mask: created, name: "1-ab.7.part") + event(mask: created, name: "2-cd.1.part")).isEmpty)
+        #expect(
+            events(event(mask: created, name: "1-ab.3.part") + event(watch: 5, mask: created, name: "2-cd.lock"))
+                == [.lockCreated(watch: 5, name: "2-cd.lock")])
+        #expect(
+            events(event(mask: UInt32(IN_MOVED_TO), name: "2-cd.lock")) == [.lockCreated(watch: 3, name: "2-cd.lock")])
+        #expect(events(event(watch: -1, mask: UInt32(IN_Q_OVERFLOW), name: "")) == [.lost(watch: nil)])
+        #expect(events(event(mask: UInt32(IN_DELETE_SELF), name: "")) == [.lost(watch: 3)])
+        #expect(events(Array(event(mask: created, name: "1-ab.7.part").dropLast(4))) == [.lost(watch: nil)])
+        #expect(events(Array(event(mask: created, name: "1-ab.lock").prefix(10))) == [.lost(watch: nil)])
+        #expect(events([]).isEmpty)
+    }
+
+    @Test func cachesInOneProcessShareOneWatchOfTheirDirectory() async throws {
+        let directory = CacheDirectory()
+        defer { directory.remove() }
+        // Far more caches than inotify instances a user may have (128 by default): one instance serves them all.
+        let others = (0..<3).map { _ in CacheDirectory() }
+        defer { for other in others { other.remove() } }
+        var caches: [SegmentCache] = []
+        for other in others {
+            for _ in 0..<70 {
+                caches.append(try SegmentCache(configuration: other.configuration(), source: FakeOrigin()))
+            }
+        }
+        let origin = FakeOrigin()
+        let files = FaultyFileOperations()
+        let alone = try SegmentCache(
+            configuration: directory.configuration(), source: origin, clock: SystemCacheClock(), operations: files)
+        let key = PatternOrigin.key(4)
+        _ = try await alone.fetch(key).body.collect()
+        #expect(!files.pathsLookedUp.contains(Self.entryPath(key, in: directory)))
+        for cache in caches { await cache.close() }
+        await alone.close()
     }
 }
