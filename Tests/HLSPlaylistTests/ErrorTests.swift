@@ -43,6 +43,25 @@ struct ErrorTests {
         #expect(failure?.description.contains("1024") == true)
     }
 
+    @Test("more lines than the limit are refused, whatever ends them; as many as the limit parse")
+    func tooManyLines() {
+        let limits = ParseLimits(maxLines: 10)
+        for terminator in ["\n", "\r\n", "\r"] {
+            let within =
+                "#EXTM3U" + terminator
+                + String(repeating: "#EXTINF:1," + terminator + "a.ts" + terminator, count: 4) + "b.ts"
+            #expect(error(Array(within.utf8), limits: limits) == nil, "\(terminator.debugDescription)")
+            let over = within + terminator + "c.ts"
+            let failure = error(Array(over.utf8), limits: limits)
+            #expect(failure?.isSameKind(as: .tooManyLines(limit: 0)) == true, "\(terminator.debugDescription)")
+            #expect(failure?.description.contains("10 lines") == true)
+        }
+        // Bare line feeds, the most lines per byte: refused at the default limit, from a body far under its limit.
+        let feeds = Array("#EXTM3U".utf8) + [UInt8](repeating: 0x0A, count: 2_000_001)
+        #expect(error(feeds)?.isSameKind(as: .tooManyLines(limit: 0)) == true)
+        #expect(error(Array(feeds.dropLast())) == nil)
+    }
+
     @Test("a malformed attribute list in a URI-bearing tag is an error with its line")
     func malformedURITag() {
         let failure = error(Array("#EXTM3U\n#EXT-X-TARGETDURATION:6\n#EXT-X-KEY:METHOD=AES-128,URI=\"k.key\n".utf8))

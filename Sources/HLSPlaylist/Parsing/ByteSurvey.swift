@@ -12,11 +12,14 @@ struct ByteSurvey {
     private(set) var isASCII = true
     /// Whether a `{` occurs: without one, no variable reference (`{$name}`) can.
     private(set) var hasOpenBrace = false
+    /// Whether the survey stopped early, past `maxLineFeeds` LFs; the other fields then describe only what it read.
+    private(set) var hasTooManyLineFeeds = false
 
-    init(_ buffer: UnsafeBufferPointer<UInt8>) {
+    /// Surveys `buffer`, stopping once it has found more than `maxLineFeeds` LFs (the offsets kept are bounded too).
+    init(_ buffer: UnsafeBufferPointer<UInt8>, maxLineFeeds: Int = .max) {
         guard let base = buffer.baseAddress else { return }
         let count = buffer.count
-        lineFeeds.reserveCapacity(count / 32 + 16)
+        lineFeeds.reserveCapacity(min(count / 32, maxLineFeeds) + 16)
         let raw = UnsafeRawPointer(base)
         var high: UInt64 = 0
         var carriageReturns: UInt64 = 0
@@ -33,6 +36,10 @@ struct ByteSurvey {
                 feeds &= feeds &- 1
             }
             index &+= 8
+            if lineFeeds.count > maxLineFeeds {
+                hasTooManyLineFeeds = true
+                return
+            }
         }
         while index < count {
             let byte = base[index]
@@ -42,6 +49,7 @@ struct ByteSurvey {
             high |= UInt64(byte)
             index &+= 1
         }
+        hasTooManyLineFeeds = lineFeeds.count > maxLineFeeds
         hasCarriageReturn = carriageReturns != 0
         hasOpenBrace = braces != 0
         isASCII = high & 0x8080_8080_8080_8080 == 0

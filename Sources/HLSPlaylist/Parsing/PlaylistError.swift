@@ -15,6 +15,7 @@ public struct PlaylistError: Error, Sendable, Hashable, CustomStringConvertible 
         case numberOutOfRange = "number_out_of_range"
         case outputTooLarge = "output_too_large"
         case uriTooLong = "uri_too_long"
+        case tooManyLines = "too_many_lines"
     }
 
     private let code: Code
@@ -53,6 +54,11 @@ public struct PlaylistError: Error, Sendable, Hashable, CustomStringConvertible 
     /// The whole input is larger than ``ParseLimits/maxBodyBytes``.
     public static func bodyTooLarge(bytes: Int, limit: Int) -> PlaylistError {
         PlaylistError(.bodyTooLarge, line: 0, reason: "playlist of \(bytes) bytes exceeds the limit of \(limit) bytes")
+    }
+
+    /// The input has more lines than ``ParseLimits/maxLines``.
+    public static func tooManyLines(limit: Int) -> PlaylistError {
+        PlaylistError(.tooManyLines, line: 0, reason: "playlist has more than the limit of \(limit) lines")
     }
 
     /// A tag that carries a URI has an attribute list that cannot be parsed.
@@ -98,17 +104,23 @@ public struct ParseLimits: Sendable, Hashable {
     public var maxLineBytes: Int
     /// The largest playlist accepted, in bytes (default 16 MiB).
     public var maxBodyBytes: Int
+    /// The most lines accepted, blank ones included (default 2,000,000). The parser keeps about 36 bytes per line, so
+    /// this bounds its index whatever the bytes are: 16 MiB of bare line feeds would otherwise take over half a
+    /// gigabyte. A real playlist of 16 MiB has under a million lines.
+    public var maxLines: Int
 
     /// Creates limits.
     /// - Parameters:
     ///   - maxLineBytes: the longest line accepted, in bytes.
     ///   - maxBodyBytes: the largest playlist accepted, in bytes.
     ///   Both are capped at 1 GiB: the parser's index stores offsets as 32-bit numbers.
-    public init(maxLineBytes: Int = 1 << 20, maxBodyBytes: Int = 16 << 20) {
+    ///   - maxLines: the most lines accepted.
+    public init(maxLineBytes: Int = 1 << 20, maxBodyBytes: Int = 16 << 20, maxLines: Int = 2_000_000) {
         self.maxLineBytes = min(max(0, maxLineBytes), 1 << 30)
         self.maxBodyBytes = min(max(0, maxBodyBytes), 1 << 30)
+        self.maxLines = min(max(0, maxLines), 1 << 30)
     }
 
-    /// 1 MiB lines, 16 MiB playlists.
+    /// 1 MiB lines, 16 MiB playlists, 2,000,000 lines.
     public static let `default` = ParseLimits()
 }

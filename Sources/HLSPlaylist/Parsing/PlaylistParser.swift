@@ -42,7 +42,9 @@ struct PlaylistParser {
         guard input.count <= maxBody else { throw .bodyTooLarge(bytes: input.count, limit: maxBody) }
         var source = input
         if source.starts(with: [0xEF, 0xBB, 0xBF]) { source.removeFirst(3) }
-        let survey = source.withUnsafeBufferPointer { ByteSurvey($0) }
+        let maxLines = limits.maxLines
+        let survey = source.withUnsafeBufferPointer { ByteSurvey($0, maxLineFeeds: maxLines) }
+        guard !survey.hasTooManyLineFeeds else { throw .tooManyLines(limit: maxLines) }
         if !survey.isASCII, let badLine = UTF8Check.firstInvalidLine(source) { throw .notUTF8(line: badLine) }
 
         var records: [LineRecord] = []
@@ -56,11 +58,17 @@ struct PlaylistParser {
             let splitter = LineSplitter(buffer, survey: survey)
             // One record per line, counted first (by the survey), so that a large playlist's index is allocated once;
             // a media playlist has a URI place per two lines at most, but for its keys and maps.
-            records.reserveCapacity(splitter.lineCountBound)
-            places.reserveCapacity(splitter.lineCountBound / 2 + 16)
+            let lineCountBound = min(splitter.lineCountBound, maxLines)
+            records.reserveCapacity(lineCountBound)
+            places.reserveCapacity(lineCountBound / 2 + 16)
             var sawHeader = false
             splitter.forEachLine { start, end in
                 let lineIndex = records.count
+                // LFs were counted by the survey; lines ended by a CR are counted here.
+                guard lineIndex < maxLines else {
+                    failure = .tooManyLines(limit: maxLines)
+                    return false
+                }
                 if end - start > limit {
                     failure = .lineTooLong(line: lineIndex + 1, limit: limit)
                     return false
