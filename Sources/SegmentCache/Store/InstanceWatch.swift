@@ -108,14 +108,16 @@ final class LockFileWatcher: Sendable {
             let mask = UInt32(IN_CREATE | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF)
             let watch = inotify_add_watch(state.descriptor, directory, mask)
             guard watch >= 0 else { return nil }
-            // The same directory watched twice is one watch: what it saw before this cache came is not this cache's.
-            Self.drain(&state)
-            if state.watches[watch] != nil {
-                state.watches[watch]?.users += 1
-            } else {
-                state.watches[watch] = Watched()
+            // The same directory watched twice is one watch: what it recorded before this cache came is not this
+            // cache's. (Events still unread count for both: at worst a cache counts as shared for a lock file made
+            // just before it opened, which its sweep sees anyway.)
+            if var watched = state.watches[watch] {
+                watched.users += 1
+                state.watches[watch] = watched
+                return Watch(descriptor: watch, start: watched.locks.count)
             }
-            return Watch(descriptor: watch, start: state.watches[watch]?.locks.count ?? 0)
+            state.watches[watch] = Watched()
+            return Watch(descriptor: watch, start: 0)
         }
     }
 
