@@ -63,10 +63,11 @@ struct GraceTests {
                 try await Task.sleep(for: .milliseconds(500))
             }
             #expect(answers >= 20, "not one round of pollers within the grace")
-            // The refresh waits at most 0.5 s, the stale copy goes then; a request that joined the hung refresh would
-            // wait for its 4 s deadline. Timed by the server's own access lines: a clock here also counts this
-            // process's load (under the whole suite a poller here once read 4.6 s).
-            // Lines logged after the copy's grace are left out, as the answers dated after it are above.
+            // The request that starts a refresh waits for it at most 0.5 s, then the stale copy goes; every other one
+            // gets the copy at once (0–2 ms here); a request that joined the hung refresh would wait for its 4 s
+            // deadline. Timed by the server's own access lines: a clock here also counts this process's load (under
+            // the whole suite a poller here once read 4.6 s). Lines logged after the copy's grace are left out, as the
+            // answers dated after it are above.
             let stamps = ISO8601DateFormatter()
             stamps.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
             let staleTimes = try await server.settledLog().split(separator: "\n").filter { line in
@@ -76,12 +77,20 @@ struct GraceTests {
                 return stamp.timeIntervalSince(fetched) <= 11
             }.compactMap { line in
                 line.split(separator: " ").first { $0.hasPrefix("ms=") }.flatMap { Double($0.dropFirst(3)) }
-            }
+            }.sorted()
             #expect(staleTimes.count >= answers, "\(staleTimes.count) STALE access lines for \(answers) answers")
-            let slowestServed = staleTimes.max() ?? 0
-            #expect(slowestServed < 1500, "the server took \(slowestServed) ms (the slowest poller \(slowest) s)")
             // A hung refresh ends at the live deadline (4 s): one at a time, about one per deadline.
             let refreshes = origin.count(path) - fetchesBefore
+            // The slowest answers, one per refresh, are those that started one. Each bound below holds with a second's
+            // stall of the server under the whole suite (once 1.56 s for a starter, which the slowest-of-all bound
+            // alone read as a failure); waiting on the hung refresh, or a grace wait of 2 s, still fails.
+            let starters = staleTimes.suffix(refreshes)
+            let others = staleTimes.dropLast(refreshes)
+            let timings = "(the slowest poller \(slowest) s; the slowest answers \(staleTimes.suffix(8)) ms)"
+            #expect(
+                (others.last ?? 0) < 1500, "an answer that started no refresh took \(others.last ?? 0) ms \(timings)")
+            #expect((starters.first ?? 0) < 1500, "every refresh's starter waited \(starters.first ?? 0) ms or more")
+            #expect((staleTimes.last ?? 0) < 3500, "an answer waited \(staleTimes.last ?? 0) ms \(timings)")
             #expect(refreshes >= 1 && refreshes <= 4, "\(refreshes) refreshes in 8 s")
 
             // The origin comes back: once the hung refresh has ended, the next request refreshes, once. The version
