@@ -13,6 +13,18 @@ struct InstanceWatchTests {
         directory.path + "/" + EntryDigest(key).relativePath
     }
 
+    /// Has `other` fill `key`, then expects `cache` to answer it from that entry, its bytes, without asking `origin`.
+    private static func expectHit(
+        on key: CacheKey, publishedBy other: SegmentCache, in cache: SegmentCache, askingNot origin: FakeOrigin
+    ) async throws {
+        _ = try await other.fetch(key).body.collect()
+        #expect(try await eventually { other.statistics.publishedFills == 1 })
+        let response = try await cache.fetch(key)
+        #expect(response.disposition == .hit)
+        #expect(TestBytes.equal(try await response.body.collect(), FakeOrigin().body(of: key.url)))
+        #expect(origin.fetchCount(for: key) == 0)
+    }
+
     @Test func missOnADirectoryHeldAloneLooksForNoEntryFile() async throws {
         let directory = CacheDirectory()
         defer { directory.remove() }
@@ -57,13 +69,7 @@ struct InstanceWatchTests {
         #expect(origin.fetchCount(for: PatternOrigin.key(1)) == 1)
 
         let other = try SegmentCache(configuration: directory.configuration(), source: FakeOrigin())
-        let key = PatternOrigin.key(2)
-        _ = try await other.fetch(key).body.collect()
-        #expect(try await eventually { other.statistics.publishedFills == 1 })
-        let response = try await first.fetch(key)
-        #expect(response.disposition == .hit)
-        #expect(TestBytes.equal(try await response.body.collect(), FakeOrigin().body(of: key.url)))
-        #expect(origin.fetchCount(for: key) == 0)
+        try await Self.expectHit(on: PatternOrigin.key(2), publishedBy: other, in: first, askingNot: origin)
         await other.close()
         await first.close()
     }
@@ -74,11 +80,7 @@ struct InstanceWatchTests {
         let other = try SegmentCache(configuration: directory.configuration(), source: FakeOrigin())
         let origin = FakeOrigin()
         let first = try SegmentCache(configuration: directory.configuration(), source: origin)
-        let key = PatternOrigin.key(3)
-        _ = try await other.fetch(key).body.collect()
-        #expect(try await eventually { other.statistics.publishedFills == 1 })
-        #expect(try await first.fetch(key).disposition == .hit)
-        #expect(origin.fetchCount(for: key) == 0)
+        try await Self.expectHit(on: PatternOrigin.key(3), publishedBy: other, in: first, askingNot: origin)
         await other.close()
         await first.close()
     }
