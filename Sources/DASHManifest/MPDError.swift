@@ -10,8 +10,11 @@ public struct MPDError: Error, Sendable, Hashable, CustomStringConvertible {
         case documentType = "document_type"
         /// A required attribute is missing or a value is not valid.
         case invalidValue = "invalid_value"
-        /// Larger than the size limit.
+        /// Larger than the size limit, or more elements, attributes or output than the limits allow.
         case tooLarge = "too_large"
+        /// A `SegmentTemplate` whose segments cannot be counted (no period length, no `SegmentTimeline`): a live
+        /// MPD's `$Number$` template, which players count by the clock.
+        case uncountable
     }
 
     /// What went wrong.

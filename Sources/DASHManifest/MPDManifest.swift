@@ -29,7 +29,8 @@ public enum MPDManifest {
     ///   - url: where it was fetched from (after redirects): the base of its relative references.
     ///   - mapping: how a resolved URL is written (the proxy form, or the reverse mode's paths).
     /// - Returns: the rewritten document (UTF-8, with an XML declaration) and the model.
-    /// - Throws: ``MPDError``, as ``parse(_:url:)``.
+    /// - Throws: ``MPDError``, as ``parse(_:url:)``; `tooLarge` when a URL written would be longer than
+    ///   ``RewriteLimits/maxURIBytes`` or the output larger than ``RewriteLimits`` allows a playlist of that size.
     public static func rewrite(
         _ bytes: [UInt8], url: String, mapping: URIMapping
     ) throws(MPDError) -> (bytes: [UInt8], mpd: MPD) {
@@ -38,7 +39,8 @@ public enum MPDManifest {
         guard let root = tree.root else { throw MPDError(.notWellFormed, "no root element") }
         let element = XMLElement(node: root)
         let mpd = try MPDReader.read(element)
-        MPDRewriter(mapping: mapping).rewrite(element, base: url, underBaseURL: false)
+        var rewriter = MPDRewriter(mapping: mapping, inputBytes: bytes.count)
+        try rewriter.rewrite(element, base: url, underBaseURL: false)
         return (tree.serialized(), mpd)
     }
 

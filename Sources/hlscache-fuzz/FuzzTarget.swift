@@ -41,11 +41,27 @@ enum FuzzTarget: String, CaseIterable {
         }
     }
 
+    /// As the server takes an MPD: parsed at the fill, rewritten at the render, and every Representation's segments
+    /// listed for the read-ahead index (the expansion), each made a cache key.
     private static func mpd(_ bytes: [UInt8]) {
         let url = "https://origin.example/dash/manifest.mpd?token=abc"
-        _ = try? MPDManifest.parse(bytes, url: url)
-        _ = try? MPDManifest.rewrite(bytes, url: url, mapping: .proxy(base: "http://127.0.0.1:8080"))
         _ = MPDManifest.looksLikeMPD(bytes)
+        guard (try? MPDManifest.parse(bytes, url: url)) != nil,
+            let rewritten = try? MPDManifest.rewrite(bytes, url: url, mapping: .proxy(base: "http://127.0.0.1:8080"))
+        else { return }
+        let limits = ExpansionLimits(maxSegments: 2_000, maxURLBytes: 1 << 20)
+        guard let representations = try? rewritten.mpd.objectsByRepresentation(documentURL: url, limits: limits) else {
+            return
+        }
+        for (_, objects) in representations {
+            for object in objects {
+                // As the renderer's index makes them.
+                let range = object.range.flatMap {
+                    ByteRange(offset: $0.lowerBound, length: $0.upperBound - $0.lowerBound + 1)
+                }
+                _ = CacheKey(url: object.url, range: range)
+            }
+        }
     }
 
     private static func playlist(_ bytes: [UInt8]) {

@@ -23,28 +23,35 @@ public struct MPDObject: Sendable, Hashable {
 
 extension MPD {
     /// The most segments one Representation may have; more is an MPD no prefetch should follow.
-    public static let maxSegmentsPerRepresentation = 500_000
+    public static let maxSegmentsPerRepresentation = 100_000
 
     /// Every object the Representations `keeping` accepts need, period after period, with URLs resolved along the
     /// `BaseURL` chain (the first `BaseURL` of each level) from `documentURL`.
     /// - Parameters:
     ///   - documentURL: the MPD's URL (after redirects).
+    ///   - limits: how many segments, and how many bytes of URLs, may be listed.
     ///   - keeping: which Representations to include.
     /// - Returns: the objects in order: per Representation, its initialization, then its segments.
-    /// - Throws: ``MPDError`` when a template's segments cannot be counted (no duration to divide) or number
-    ///   more than ``maxSegmentsPerRepresentation``.
+    /// - Throws: ``MPDError`` when a template's segments cannot be counted (no duration to divide), or number more
+    ///   than the limits allow: counted before any is listed.
     public func objects(
-        documentURL: String, keeping: (Representation) -> Bool = { _ in true }
+        documentURL: String, limits: ExpansionLimits = .default, keeping: (Representation) -> Bool = { _ in true }
     ) throws(MPDError) -> [MPDObject] {
-        try objectsByRepresentation(documentURL: documentURL, keeping: keeping).flatMap(\.objects)
+        try objectsByRepresentation(documentURL: documentURL, limits: limits, keeping: keeping).flatMap(\.objects)
     }
 
-    /// ``objects(documentURL:keeping:)`` Representation by Representation (period after period), each with its
+    /// ``objects(documentURL:limits:keeping:)`` Representation by Representation (period after period), each with its
     /// period's id and its own: the sequence a player of that Representation fetches.
+    ///
+    /// Every Representation's segments are counted first, by arithmetic alone, and their URLs' bytes bounded from
+    /// their templates: past ``ExpansionLimits`` nothing is listed, so the work is bounded by the limits, not by
+    /// the numbers an origin wrote.
     public func objectsByRepresentation(
-        documentURL: String, keeping: (Representation) -> Bool = { _ in true }
+        documentURL: String, limits: ExpansionLimits = .default, keeping: (Representation) -> Bool = { _ in true }
     ) throws(MPDError) -> [(id: String, objects: [MPDObject])] {
-        var result: [(id: String, objects: [MPDObject])] = []
+        var plans: [(id: String, representation: Representation, base: String, runs: [SegmentRun])] = []
+        var segments = 0
+        var urlBytes = 0
         let mpdBase = Self.base(baseURLs, documentURL)
         for (index, period) in periods.enumerated() {
             let periodBase = Self.base(period.baseURLs, mpdBase)
@@ -53,12 +60,46 @@ extension MPD {
                 let setBase = Self.base(set.baseURLs, periodBase)
                 for representation in set.representations where keeping(representation) {
                     let base = Self.base(representation.baseURLs, setBase)
-                    let objects = try Self.objects(of: representation, base: base, periodSeconds: periodSeconds)
-                    result.append(("\(period.id ?? String(index))/\(representation.id)", objects))
+                    var runs: [SegmentRun] = []
+                    let count: Int
+                    var longestURL = base.utf8.count + 64
+                    switch representation.addressing {
+                    case .template(let template)?:
+                        if template.media != nil {
+                            runs = try template.segmentRuns(
+                                periodSeconds: periodSeconds, limit: limits.maxSegmentsPerRepresentation)
+                        }
+                        count = runs.reduce(0) { $0 + $1.count }
+                        let longest =
+                            [template.media, template.initialization].compactMap { $0 }.map {
+                                SegmentTemplate.expandedBound($0, representation: representation)
+                            }.max() ?? 0
+                        longestURL = longestURL.addingReportingOverflow(longest).partialValue
+                    case .list(let list)?: count = list.segments.count
+                    default: count = 1
+                    }
+                    segments += count
+                    guard count <= limits.maxSegmentsPerRepresentation, segments <= limits.maxSegments else {
+                        throw MPDError(
+                            .invalidValue,
+                            "more than \(min(limits.maxSegments, limits.maxSegmentsPerRepresentation)) segments to list"
+                                + " (Representation \(representation.id))")
+                    }
+                    let bytes = (count + 1).multipliedReportingOverflow(by: longestURL)
+                    urlBytes = urlBytes.addingReportingOverflow(bytes.partialValue).partialValue
+                    guard !bytes.overflow, urlBytes >= 0, urlBytes <= limits.maxURLBytes else {
+                        throw MPDError(
+                            .invalidValue,
+                            "the segment URLs would take more than \(limits.maxURLBytes) bytes"
+                                + " (Representation \(representation.id))")
+                    }
+                    plans.append(("\(period.id ?? String(index))/\(representation.id)", representation, base, runs))
                 }
             }
         }
-        return result
+        return plans.map { plan in
+            (plan.id, Self.objects(of: plan.representation, base: plan.base, runs: plan.runs))
+        }
     }
 
     /// When the period after `index` starts, or the presentation ends.
@@ -71,9 +112,8 @@ extension MPD {
         baseURLs.first.flatMap { URLResolution.resolve($0, against: parent) } ?? parent
     }
 
-    private static func objects(
-        of representation: Representation, base: String, periodSeconds: Double?
-    ) throws(MPDError) -> [MPDObject] {
+    /// The objects of one Representation, its template's segments already counted and checked (`runs`).
+    private static func objects(of representation: Representation, base: String, runs: [SegmentRun]) -> [MPDObject] {
         func object(_ reference: String?, range: String?, role: MPDObject.Role) -> MPDObject? {
             guard let url = URLResolution.resolve(reference ?? "", against: base) else { return nil }
             return MPDObject(url: url, range: range.flatMap(Self.range), role: role)
@@ -88,8 +128,15 @@ extension MPD {
                 result += [object(fill(initialization, 0, 0), range: nil, role: .initialization)].compactMap { $0 }
             }
             guard let media = template.media else { return result }
-            for (number, time) in try template.segmentNumbersAndTimes(periodSeconds: periodSeconds) {
-                if let segment = object(fill(media, number, time), range: nil, role: .media) { result.append(segment) }
+            // The runs were checked: every number and time below fits (``SegmentTemplate/segmentRuns``).
+            for run in runs {
+                for offset in 0..<run.count {
+                    let number = run.firstNumber + offset
+                    let time = run.time + offset * run.duration
+                    if let segment = object(fill(media, number, time), range: nil, role: .media) {
+                        result.append(segment)
+                    }
+                }
             }
             return result
         case .list(let list)?:
@@ -116,30 +163,113 @@ extension MPD {
         }
     }
 
-    /// `first-last` as a closed range, checked.
+    /// `first-last` as a closed range, checked: its length (`last - first + 1`) fits in `Int64`.
     static func range(_ text: String) -> ClosedRange<Int64>? {
         let parts = text.split(separator: "-", omittingEmptySubsequences: false)
-        guard parts.count == 2, let first = Int64(parts[0]), let last = Int64(parts[1]), first >= 0, first <= last
+        guard parts.count == 2, let first = Int64(parts[0]), let last = Int64(parts[1]), first >= 0, first <= last,
+            last < .max
         else { return nil }
         return first...last
     }
+
+    /// Checks every template's numbers as a player would use them: the segment numbers and times it would compute,
+    /// and the counts, fit in 64 bits. Templates that cannot be counted (a live `$Number$` template with no period
+    /// length) are not an error here.
+    /// - Throws: ``MPDError`` naming the template's line.
+    func checkNumbers() throws(MPDError) {
+        for (index, period) in periods.enumerated() {
+            let periodSeconds = period.duration ?? periodEnd(after: index).map { $0 - (period.start ?? 0) }
+            for set in period.adaptationSets {
+                for representation in set.representations {
+                    guard case .template(let template)? = representation.addressing, template.media != nil else {
+                        continue
+                    }
+                    do throws(MPDError) {
+                        _ = try template.segmentRuns(periodSeconds: periodSeconds, limit: .max)
+                    } catch  where error.kind == .uncountable {
+                        continue
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// How much listing an MPD's segments may produce (``MPD/objectsByRepresentation(documentURL:limits:keeping:)``).
+public struct ExpansionLimits: Sendable, Hashable {
+    /// The most segments of one MPD (default 100,000).
+    public var maxSegments: Int
+    /// The most segments of one Representation (default ``MPD/maxSegmentsPerRepresentation``).
+    public var maxSegmentsPerRepresentation: Int
+    /// The most bytes of URLs listed, bounded from each template before any is expanded (default 32 MiB).
+    public var maxURLBytes: Int
+
+    /// Creates limits.
+    public init(
+        maxSegments: Int = 100_000, maxSegmentsPerRepresentation: Int = MPD.maxSegmentsPerRepresentation,
+        maxURLBytes: Int = 32 << 20
+    ) {
+        self.maxSegments = maxSegments
+        self.maxSegmentsPerRepresentation = maxSegmentsPerRepresentation
+        self.maxURLBytes = maxURLBytes
+    }
+
+    /// 100,000 segments, 32 MiB of URLs.
+    public static let `default` = ExpansionLimits()
+}
+
+/// `count` segments of `duration` from `time`, numbered from `firstNumber`: one `S` of a `SegmentTimeline`, or a
+/// whole `@duration` template. Made only by ``SegmentTemplate/segmentRuns(periodSeconds:limit:)``, which checks
+/// that the last number and the last time fit.
+struct SegmentRun: Sendable, Hashable {
+    var firstNumber: Int
+    var time: Int
+    var duration: Int
+    var count: Int
 }
 
 extension SegmentTemplate {
-    /// The number and `$Time$` of every segment: from the `SegmentTimeline` (an `r` of -1 repeats to the next `S`
-    /// or the period's end), else `@duration` over the period's length.
-    /// - Throws: ``MPDError`` when there is no way to count them, or too many.
-    func segmentNumbersAndTimes(periodSeconds: Double?) throws(MPDError) -> [(Int, Int)] {
+    /// The segments as runs, counted without listing them: from the `SegmentTimeline` (an `r` of -1 repeats to the
+    /// next `S` or the period's end), else `@duration` over the period's length. Every number a segment gets, every
+    /// time, and every count is checked to fit; a Double becomes an Int only once checked.
+    /// - Parameters:
+    ///   - periodSeconds: the period's length, if known.
+    ///   - limit: the most segments.
+    /// - Throws: ``MPDError``: `.uncountable` when there is nothing to count by, `.invalidValue` for a number that
+    ///   overflows or more than `limit` segments.
+    func segmentRuns(
+        periodSeconds: Double?, limit: Int = MPD.maxSegmentsPerRepresentation
+    ) throws(MPDError)
+        -> [SegmentRun]
+    {
         let first = startNumber ?? 1
         let scale = max(1, timescale ?? 1)
-        let limit = MPD.maxSegmentsPerRepresentation
-        var result: [(Int, Int)] = []
+        var runs: [SegmentRun] = []
+        var total = 0
+        func add(time: Int, duration: Int, count: Int) throws(MPDError) {
+            guard count > 0 else { return }
+            let (sum, overflow) = total.addingReportingOverflow(count)
+            guard !overflow, sum <= limit else {
+                throw MPDError(.invalidValue, "more than \(limit) segments in one Representation", line: line)
+            }
+            // The last segment's number and time must fit, as a player computes them.
+            let lastNumber = first.addingReportingOverflow(sum - 1)
+            let span = (count - 1).multipliedReportingOverflow(by: duration)
+            let lastTime = time.addingReportingOverflow(span.partialValue)
+            guard !lastNumber.overflow, !span.overflow, !lastTime.overflow else {
+                throw MPDError(
+                    .invalidValue, "segment numbers or times overflow (startNumber \(first), t \(time), d \(duration))",
+                    line: line)
+            }
+            runs.append(SegmentRun(firstNumber: first + total, time: time, duration: duration, count: count))
+            total = sum
+        }
         if let timeline {
             var time = 0
             for (index, entry) in timeline.enumerated() {
                 time = entry.time ?? time
-                guard entry.duration > 0 else { throw MPDError(.invalidValue, "S@d is 0") }
-                var count = entry.repeatCount + 1
+                guard entry.duration > 0 else { throw MPDError(.invalidValue, "S@d is 0", line: line) }
+                var count: Int
                 if entry.repeatCount < 0 {
                     let end: Double
                     if index + 1 < timeline.count, let next = timeline[index + 1].time {
@@ -147,30 +277,50 @@ extension SegmentTemplate {
                     } else if let periodSeconds {
                         end = periodSeconds * Double(scale) + Double(presentationTimeOffset ?? 0)
                     } else {
-                        throw MPDError(.invalidValue, "S@r=-1 with no end to repeat to")
+                        throw MPDError(.uncountable, "S@r=-1 with no end to repeat to", line: line)
                     }
-                    count = Int(max(0, ((end - Double(time)) / Double(entry.duration)).rounded(.up)))
+                    count = try Self.checkedCount((end - Double(time)) / Double(entry.duration), limit: limit, line)
+                } else {
+                    let (repeats, overflow) = entry.repeatCount.addingReportingOverflow(1)
+                    guard !overflow else { throw MPDError(.invalidValue, "S@r is out of range", line: line) }
+                    count = repeats
                 }
-                guard count <= limit - result.count else {
-                    throw MPDError(.invalidValue, "more than \(limit) segments in one Representation")
+                try add(time: time, duration: entry.duration, count: count)
+                // The next S starts where this one ends, unless it says otherwise.
+                let (end, overflow) = count.multipliedReportingOverflow(by: entry.duration)
+                let next = time.addingReportingOverflow(end)
+                guard !overflow, !next.overflow else {
+                    throw MPDError(.invalidValue, "SegmentTimeline times overflow", line: line)
                 }
-                for _ in 0..<count {
-                    result.append((first + result.count, time))
-                    let (next, overflow) = time.addingReportingOverflow(entry.duration)
-                    guard !overflow else { throw MPDError(.invalidValue, "SegmentTimeline times overflow") }
-                    time = next
-                }
+                time = next.partialValue
             }
-            return result
+            return runs
         }
         guard let duration, duration > 0, let periodSeconds else {
-            throw MPDError(.invalidValue, "SegmentTemplate with neither a SegmentTimeline nor a @duration to count")
+            throw MPDError(
+                .uncountable, "SegmentTemplate with neither a SegmentTimeline nor a @duration to count", line: line)
         }
-        let count = (periodSeconds * Double(scale) / Double(duration)).rounded(.up)
-        guard count.isFinite, count <= Double(limit) else {
-            throw MPDError(.invalidValue, "more than \(limit) segments in one Representation")
+        let count = try Self.checkedCount(periodSeconds * Double(scale) / Double(duration), limit: limit, line)
+        try add(time: 0, duration: duration, count: count)
+        return runs
+    }
+
+    /// A segment count from a division of Doubles, rounded up: finite, not negative, and within `limit`.
+    private static func checkedCount(_ value: Double, limit: Int, _ line: Int?) throws(MPDError) -> Int {
+        let rounded = value.rounded(.up)
+        guard rounded.isFinite, rounded < 9.0e18, rounded <= Double(limit) else {
+            throw MPDError(.invalidValue, "more than \(limit) segments in one Representation", line: line)
         }
-        return (0..<Int(count)).map { (first + $0, $0 * duration) }
+        return rounded <= 0 ? 0 : Int(rounded)
+    }
+
+    /// The most bytes ``expand(_:representation:number:time:)`` can make of `pattern` for `representation`: each
+    /// identifier becomes at most 64 digits or the Representation's id.
+    static func expandedBound(_ pattern: String, representation: Representation) -> Int {
+        let dollars = pattern.utf8.reduce(0) { $0 + ($1 == UInt8(ascii: "$") ? 1 : 0) }
+        let each = max(64, representation.id.utf8.count)
+        let (grown, overflow) = (dollars / 2).multipliedReportingOverflow(by: each)
+        return overflow ? .max : pattern.utf8.count.addingReportingOverflow(grown).partialValue
     }
 
     /// `pattern` with `$RepresentationID$`, `$Number$`, `$Bandwidth$`, `$Time$` (each with an optional `%0Nd`

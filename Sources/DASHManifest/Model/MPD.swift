@@ -95,6 +95,8 @@ public struct SegmentTemplate: Sendable, Hashable {
     public var duration: Int?
     /// `SegmentTimeline`'s `S` elements, when it has one.
     public var timeline: [TimelineEntry]?
+    /// The line of the `SegmentTemplate` element, for messages.
+    public var line: Int?
 
     /// This template completed with what `parent` says and this one does not.
     public func inheriting(from parent: SegmentTemplate?) -> SegmentTemplate {
@@ -105,7 +107,7 @@ public struct SegmentTemplate: Sendable, Hashable {
             startNumber: startNumber ?? parent.startNumber,
             presentationTimeOffset: presentationTimeOffset ?? parent.presentationTimeOffset,
             timescale: timescale ?? parent.timescale,
-            duration: duration ?? parent.duration, timeline: timeline ?? parent.timeline)
+            duration: duration ?? parent.duration, timeline: timeline ?? parent.timeline, line: line ?? parent.line)
     }
 }
 

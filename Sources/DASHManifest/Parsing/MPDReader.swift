@@ -1,5 +1,6 @@
 /// Reads the ``MPD`` model from a parsed tree: DASH elements only (elements of other namespaces are skipped), every
-/// number checked.
+/// number checked, and every `SegmentTemplate`'s segment numbers and times checked to fit as a player computes them
+/// (``MPD/checkNumbers()``).
 enum MPDReader {
     /// The model of the document rooted at `root`.
     /// - Throws: ``MPDError`` for a root that is not `MPD`, a missing required attribute or a value out of range.
@@ -19,10 +20,12 @@ enum MPDReader {
         for element in children where element.name == "Period" {
             periods.append(try period(element))
         }
-        return MPD(
+        let mpd = MPD(
             type: type, minimumUpdatePeriod: try duration(root, "minimumUpdatePeriod"),
             mediaPresentationDuration: try duration(root, "mediaPresentationDuration"),
             baseURLs: texts(children, "BaseURL"), locations: texts(children, "Location"), periods: periods)
+        try mpd.checkNumbers()
+        return mpd
     }
 
     private static func period(_ element: XMLElement) throws(MPDError) -> Period {
@@ -103,7 +106,7 @@ enum MPDReader {
             startNumber: try integer(element, "startNumber"),
             presentationTimeOffset: try integer(element, "presentationTimeOffset"),
             timescale: try integer(element, "timescale"),
-            duration: try integer(element, "duration"), timeline: timeline)
+            duration: try integer(element, "duration"), timeline: timeline, line: element.line)
     }
 
     private static func segmentList(_ element: XMLElement) -> SegmentList {

@@ -16,6 +16,21 @@ import HLSPlaylist
 /// it (DRM license URLs), elements of other namespaces, and every other attribute, comment and namespace.
 struct MPDRewriter {
     let mapping: URIMapping
+    /// The longest URL written, and how much the document may grow (``RewriteLimits``, as for playlists).
+    let limits: RewriteLimits
+    /// How many bytes the document may grow by in all.
+    let maxGrowth: Int
+    /// How many it has grown by.
+    private(set) var growth = 0
+
+    /// A rewriter for a document of `inputBytes` bytes: its output may be at most what ``RewriteLimits`` allows a
+    /// playlist of that size with one URL place per 64 bytes.
+    init(mapping: URIMapping, inputBytes: Int, limits: RewriteLimits = .default) {
+        self.mapping = mapping
+        self.limits = limits
+        let bound = limits.maxOutputBytes(inputBytes: inputBytes, uriPlaces: inputBytes / 64 + 1)
+        self.maxGrowth = max(0, bound - inputBytes)
+    }
 
     /// The URL attributes of each DASH element.
     static let urlAttributes: [String: [String]] = [
@@ -36,9 +51,11 @@ struct MPDRewriter {
     /// - Parameters:
     ///   - base: the absolute URL relative references resolve against here.
     ///   - underBaseURL: whether a rewritten `BaseURL` applies here.
-    func rewrite(_ element: XMLElement, base: String, underBaseURL: Bool) {
+    /// - Throws: ``MPDError`` (`tooLarge`) when a URL written would be longer than ``RewriteLimits/maxURIBytes`` or
+    ///   the document would grow past its bound.
+    mutating func rewrite(_ element: XMLElement, base: String, underBaseURL: Bool) throws(MPDError) {
         if let href = element.attribute("href", namespace: XMLElement.xlinkNamespace),
-            let mapped = map(href, base: base)
+            let mapped = try map(href, base: base, line: element.line)
         {
             element.setAttribute("href", namespace: XMLElement.xlinkNamespace, mapped)
         }
@@ -49,8 +66,12 @@ struct MPDRewriter {
         for child in children where child.name == "BaseURL" {
             let written = String(child.text.trimmingSpaces)
             guard let resolved = URLResolution.resolve(written, against: base) else { continue }
+            try account(written: written, resolved, line: child.line)
             firstBase = firstBase ?? resolved
-            if let mapped = mapping.map(resolved) { child.setText(mapped) }
+            if let mapped = mapping.map(resolved) {
+                try account(written: written, mapped, line: child.line)
+                child.setText(mapped)
+            }
         }
         if let firstBase {
             base = firstBase
@@ -59,20 +80,37 @@ struct MPDRewriter {
         for name in Self.urlAttributes[element.name] ?? [] {
             guard let written = element.attribute(name) else { continue }
             if underBaseURL, Self.isPlainRelativePath(written) { continue }
-            if let mapped = map(written, base: base) { element.setAttribute(name, mapped) }
+            if let mapped = try map(written, base: base, line: element.line) { element.setAttribute(name, mapped) }
         }
         for child in children where child.name != "BaseURL" && !Self.untouched.contains(child.name) {
             if Self.urlTexts.contains(child.name) {
                 let written = String(child.text.trimmingSpaces)
-                if let mapped = map(written, base: base) { child.setText(mapped) }
+                if let mapped = try map(written, base: base, line: child.line) { child.setText(mapped) }
                 continue
             }
-            rewrite(child, base: base, underBaseURL: underBaseURL)
+            try rewrite(child, base: base, underBaseURL: underBaseURL)
         }
     }
 
-    private func map(_ written: String, base: String) -> String? {
-        URLResolution.resolve(written, against: base).flatMap(mapping.map)
+    private mutating func map(_ written: String, base: String, line: Int) throws(MPDError) -> String? {
+        guard let mapped = URLResolution.resolve(written, against: base).flatMap(mapping.map) else { return nil }
+        try account(written: written, mapped, line: line)
+        return mapped
+    }
+
+    /// Counts what writing `url` in place of `written` adds, and refuses a URL or a document past the limits. A
+    /// resolved base is counted too: a chain of relative `BaseURL`s grows with each level even where the mapping
+    /// leaves it.
+    private mutating func account(written: String, _ url: String, line: Int) throws(MPDError) {
+        let length = url.utf8.count
+        guard length <= limits.maxURIBytes else {
+            throw MPDError(
+                .tooLarge, "a URL would be \(length) bytes, over the limit of \(limits.maxURIBytes)", line: line)
+        }
+        growth += max(0, length - written.utf8.count)
+        guard growth <= maxGrowth else {
+            throw MPDError(.tooLarge, "the rewritten MPD would grow by more than \(maxGrowth) bytes", line: line)
+        }
     }
 
     /// A relative-path reference with no scheme, no leading `/` and no dot segment: it resolves under whatever

@@ -9,7 +9,8 @@ final class XMLTree {
     static let maxBytes = 64 << 20
 
     /// Parses `bytes`.
-    /// - Throws: ``MPDError`` when the bytes are too many, declare a document type, or are not well-formed XML.
+    /// - Throws: ``MPDError`` when the bytes are too many, declare a document type, have more elements or attributes
+    ///   than ``XMLShape`` allows, or are not well-formed XML.
     init(parsing bytes: [UInt8], url: String) throws(MPDError) {
         guard bytes.count <= Self.maxBytes else {
             throw MPDError(.tooLarge, "MPD of \(bytes.count) bytes is larger than \(Self.maxBytes)")
@@ -17,6 +18,7 @@ final class XMLTree {
         if let line = Self.documentTypeLine(bytes) {
             throw MPDError(.documentType, "a document type declaration is not allowed in an MPD", line: line)
         }
+        if let refusal = XMLShape(bytes).refusal() { throw refusal }
         var reason = [CChar](repeating: 0, count: 256)
         var line: Int32 = 0
         let parsed = bytes.withUnsafeBufferPointer { buffer in

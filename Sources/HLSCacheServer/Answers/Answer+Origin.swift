@@ -67,6 +67,11 @@ private struct OriginAnswers {
         do {
             rendered = try await PlaylistRenderer(components: components).rendering(key: key, response: response)
         } catch {
+            if error is InvalidMPDError || error is InvalidPlaylistError {
+                // A stored manifest that no longer renders (a limit lowered since, or an entry from an older
+                // release): removed, so that the next request fetches it anew rather than failing on it for ever.
+                components.cache.invalidate(key)
+            }
             return failed(FetchFailure(error, url: key.url), resolved, record: record)
         }
         return .playlist(rendered, metadata: response.metadata, result: result, record: record, components: components)
