@@ -126,6 +126,33 @@ struct OriginOptions: ParsableArguments {
         return access
     }
 
+    /// ``originAccess()`` with every unscoped `--origin-header` (`Name: value`) scoped to the hosts named exactly:
+    /// `named` (the reverse origin's host, the stream a prefetch was given) and the exact `--allow-host` patterns. A
+    /// credential for every host would otherwise reach any host a viewer names.
+    /// - Parameter named: hosts the operator named on the command line besides `--allow-host`.
+    /// - Throws: `ValidationError` when an unscoped header has no such host to go to while the allowed hosts hold a
+    ///   wildcard (the default `*`): the message names the header (never its value) and says how to scope it.
+    func scopedOriginAccess(naming named: [String]) throws -> OriginAccess {
+        var access = try originAccess()
+        let unscoped = access.headers.filter(\.isUnscoped)
+        guard !unscoped.isEmpty else { return access }
+        let patterns = hosts()
+        let exact = patterns.filter { !$0.contains("*") }
+        if named.isEmpty, exact.count < patterns.count {
+            let names = unscoped.map(\.name).joined(separator: ", ")
+            throw ValidationError(
+                "--origin-header \(names) has no host pattern, and the allowed hosts (\(patterns.joined(separator: ", "))) "
+                    + "let a viewer name any host: it would be sent there too. Scope it: "
+                    + "'cdn.example.com=\(unscoped[0].name): …' (or '*.example.com=…'), or list the hosts with --allow-host"
+            )
+        }
+        let scope = Array(Set(named + exact)).sorted()
+        access.headers = access.headers.flatMap { header in
+            header.isUnscoped ? scope.map { header.scoped(to: $0) } : [header]
+        }
+        return access
+    }
+
     /// `--max-cache-size` in bytes.
     func maxCacheBytes() throws -> Int64 {
         guard let bytes = ByteSize.parse(maxCacheSize), bytes > 0 else {
@@ -151,13 +178,19 @@ struct OriginOptions: ParsableArguments {
     /// - Parameters:
     ///   - directory: the cache directory.
     ///   - policy: the address policy.
-    func originCache(directory: String, policy: AddressPolicy) throws -> OriginCacheConfiguration {
+    ///   - named: the hosts unscoped origin headers go to besides exact `--allow-host` patterns
+    ///     (``scopedOriginAccess(naming:)``).
+    func originCache(
+        directory: String, policy: AddressPolicy, naming named: [String]
+    ) throws
+        -> OriginCacheConfiguration
+    {
         var configuration = OriginCacheConfiguration()
         configuration.cacheDirectory = directory
         configuration.maxCacheBytes = try maxCacheBytes()
         configuration.addressPolicy = policy
         configuration.originTimeout = try timeout()
-        configuration.originAccess = try originAccess()
+        configuration.originAccess = try scopedOriginAccess(naming: named)
         configuration.cacheKeys = try cacheKeys()
         return configuration
     }

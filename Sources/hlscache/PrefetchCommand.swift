@@ -156,6 +156,8 @@ struct PrefetchCommand: AsyncParsableCommand {
     }
 
     private func makeDestination() throws -> PrefetchDestination {
+        // The stream's own host, and the server's: where the operator's unscoped origin headers go.
+        let named = [url, server].compactMap { $0.flatMap { URLComponents(string: $0)?.host } }
         let policy = AddressPolicy(
             allowedHosts: shared.hosts(adding: server.flatMap { URLComponents(string: $0)?.host }.map { [$0] } ?? []),
             allowPrivateNetworks: shared.allowPrivateNetworks)
@@ -169,13 +171,13 @@ struct PrefetchCommand: AsyncParsableCommand {
                 throw ValidationError("--server must be a URL such as http://127.0.0.1:8080")
             }
             var configuration = OriginClientConfiguration(policy: policy, timeouts: timeouts)
-            configuration.apply(try shared.originAccess())
+            configuration.apply(try shared.scopedOriginAccess(naming: named))
             configuration.maxRetries = 0  // the prefetcher retries with backoff itself
             return .server(baseURL: server, client: try OriginClient(configuration: configuration))
         }
         if let output {
             var configuration = OriginClientConfiguration(policy: policy, timeouts: timeouts)
-            configuration.apply(try shared.originAccess())
+            configuration.apply(try shared.scopedOriginAccess(naming: named))
             configuration.maxRetries = 0
             return .output(directory: output, client: try OriginClient(configuration: configuration))
         }
@@ -183,7 +185,7 @@ struct PrefetchCommand: AsyncParsableCommand {
         let directory =
             shared.cacheDir ?? ProcessInfo.processInfo.environment["HLSCACHE_CACHE_DIR"]
             ?? OriginOptions.defaultCacheDirectory
-        let configuration = try shared.originCache(directory: directory, policy: policy)
+        let configuration = try shared.originCache(directory: directory, policy: policy, naming: named)
         let logger = Logger(label: "hlscache.prefetch")
         return .cacheDirectory(try CachedOrigin(configuration: configuration, logger: logger))
     }

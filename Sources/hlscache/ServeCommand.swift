@@ -27,7 +27,8 @@ struct ServeCommand: AsyncParsableCommand {
             .value("shutdown-grace"),
             .value("log-format"), .value("log-level"), .value("memory-cache-size"), .flag("no-event-loop-hits"),
             .value("max-connections"), .value("request-head-timeout"), .value("idle-timeout"), .value("send-timeout"),
-            .repeated("cors-origin"), .value("admin-token"), .value("node-name"), .value("fleet-url"), .value("parent"),
+            .repeated("cors-origin"), .value("admin-token"), .value("node-name"), .value("fleet-url"),
+            .value("fleet-token"), .value("parent"),
         ]
 
     @Option(help: "Address to listen on.")
@@ -135,6 +136,14 @@ struct ServeCommand: AsyncParsableCommand {
             """)
     var fleetURL: String?
 
+    @Option(
+        help: """
+            Fleet: a secret every node shares; a read-ahead request from another node is honoured only with it. \
+            Without it, read-ahead requests are honoured from anyone while --fleet-url is set (never without it). \
+            Prefer HLSCACHE_FLEET_TOKEN.
+            """)
+    var fleetToken: String?
+
     @Option(help: "Shield tier: a parent hlscache's base URL that every origin fetch goes through.")
     var parent: String?
 
@@ -171,7 +180,8 @@ struct ServeCommand: AsyncParsableCommand {
         }
         configuration.cpuAffinity = affinity
         configuration.originTimeout = try shared.timeout()
-        configuration.originAccess = try shared.originAccess()
+        configuration.originAccess = try shared.scopedOriginAccess(
+            naming: origin.flatMap { URLComponents(string: $0)?.host }.map { [$0] } ?? [])
         configuration.cacheKeys = try shared.cacheKeys()
         configuration.vodPlaylistTTL = try seconds(vodPlaylistTTL, "--vod-playlist-ttl")
         configuration.multivariantPlaylistTTL = try seconds(multivariantPlaylistTTL, "--multivariant-playlist-ttl")
@@ -212,6 +222,12 @@ struct ServeCommand: AsyncParsableCommand {
             switch fleetURL ?? publicBaseURL {
             case nil, "none": configuration.fleetURL = nil
             case let url?: configuration.fleetURL = try ParentTier.base(of: url, option: "--fleet-url").base
+            }
+            if let fleetToken {
+                guard fleetToken.utf8.count >= 16, fleetToken.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else {
+                    throw ValidationError("--fleet-token must be at least 16 printable ASCII characters without spaces")
+                }
+                configuration.fleetToken = fleetToken
             }
             if let parent {
                 let tier = try ParentTier(url: parent, nodeName: configuration.nodeName)

@@ -67,8 +67,15 @@ public struct CORSPolicy: Sendable, Equatable {
     /// The headers a page's script may read besides the CORS-safelisted ones.
     static let exposedHeaders = "Content-Length, Content-Range, Accept-Ranges, X-Cache, Age, X-Request-Id"
 
-    /// The preflight answer's own headers: methods, the request headers asked for (those that are tokens; `Range`
-    /// when none are asked for), and how long the browser may remember them.
+    /// The request headers a page's player may send: `Range` and the CMCD headers (CTA-5004). Nothing else is
+    /// granted, whatever a preflight asks for (`Authorization` above all: the admin routes are not for pages).
+    static let grantedRequestHeaders: [String] = [
+        "range", "cmcd-request", "cmcd-object", "cmcd-status", "cmcd-session",
+    ]
+
+    /// The preflight answer's own headers: methods, the request headers asked for that players use
+    /// (``grantedRequestHeaders``; `Range` when none of them is asked for), and how long the browser may remember
+    /// them.
     /// - Parameter requestedHeaders: the `Access-Control-Request-Headers` value, if any.
     static func preflightHeaders(requestedHeaders: String?) -> HTTPFields {
         var headers = HTTPFields()
@@ -76,7 +83,7 @@ public struct CORSPolicy: Sendable, Equatable {
         headers[.accessControlAllowMethods] = "GET, HEAD, OPTIONS"
         let names = (requestedHeaders ?? "").split(separator: ",")
             .map { $0.filter { $0 != " " && $0 != "\t" } }
-            .filter { name in !name.isEmpty && HTTPField.Name(name) != nil }
+            .filter { name in grantedRequestHeaders.contains(name.lowercased()) }
         headers[.accessControlAllowHeaders] = names.isEmpty ? "Range" : names.joined(separator: ", ")
         headers[.accessControlMaxAge] = "86400"
         return headers

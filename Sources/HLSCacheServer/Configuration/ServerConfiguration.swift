@@ -76,6 +76,9 @@ public struct ServerConfiguration: Sendable {
     /// The fleet's load balancer (`--fleet-url`, a base URL without trailing slashes): read-ahead is sent there, so
     /// the node that owns each segment fills it; `nil` fills this node's own cache.
     public var fleetURL: String?
+    /// The secret fleet nodes share (`--fleet-token`): a read-ahead request is honoured only when it carries it. Without
+    /// it, any request with the header is honoured while a fleet is configured (``fleetURL``), and none without one.
+    public var fleetToken: String?
     /// The parent hlscache every origin fetch goes through (`--parent`).
     public var parent: ParentTier?
 
@@ -109,14 +112,18 @@ public struct ServerConfiguration: Sendable {
         return originCache
     }
 
-    /// The address policy the origin client enforces: the allowlist plus, in reverse mode, the origin's host.
+    /// The address policy the origin client enforces: the allowlist plus, in reverse mode, the origin's host and
+    /// port.
     ///
-    /// The reverse origin's host is listed exactly, so it is reachable even on a private or loopback
-    /// address; every other host still needs `allowPrivateNetworks` for that.
+    /// The reverse origin is listed exactly with its port, so it is reachable even on a private or loopback
+    /// address, and no other port of that host is (another service there, or hlscache itself): that takes an
+    /// `--allow-host host:port` of its own. Every other host still needs `allowPrivateNetworks` for that.
     public var addressPolicy: AddressPolicy {
         var hosts = allowedHosts
-        if let reverseOrigin, let host = URLComponents(string: reverseOrigin)?.host {
-            hosts.append(host)
+        if let reverseOrigin, let components = URLComponents(string: reverseOrigin), let host = components.host {
+            let port = components.port ?? (components.scheme?.lowercased() == "https" ? 443 : 80)
+            let bracketed = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
+            hosts.append("\(bracketed):\(port)")
         }
         return AddressPolicy(allowedHosts: hosts, allowPrivateNetworks: allowPrivateNetworks)
     }

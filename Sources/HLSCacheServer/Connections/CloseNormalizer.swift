@@ -20,12 +20,31 @@ final class CloseNormalizer: ChannelDuplexHandler, RemovableChannelHandler {
     /// Whether the answer being written must end by closing the connection.
     private var closeAtEnd = false
 
+    /// The field this handler adds to a request head with no `Host` (HTTP/1.1) or more than one, which RFC 9112
+    /// section 3.2 says to answer 400: the responder answers so (the conversion to HTTP types keeps one `Host` at
+    /// most, and no version). A client's own field of this name is removed.
+    static let invalidHostField = "X-HLSCache-Invalid-Host"
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard case .head(var head) = unwrapInboundIn(data) else {
             context.fireChannelRead(data)
             return
         }
-        let closes = !head.isKeepAlive || head.method == .CONNECT || head.headers.contains(name: "upgrade")
+        let hosts = head.headers[canonicalForm: "host"].count
+        let invalidHost = hosts > 1 || (hosts == 0 && (head.version.major, head.version.minor) >= (1, 1))
+        var closes = !head.isKeepAlive || head.method == .CONNECT || head.headers.contains(name: "upgrade")
+        if invalidHost || head.headers.contains(name: Self.invalidHostField) {
+            head.headers.remove(name: Self.invalidHostField)
+            if invalidHost {
+                head.headers.add(name: Self.invalidHostField, value: "\(hosts)")
+                closes = true
+            }
+            if !closes {
+                pending.append((head.version, closes))
+                context.fireChannelRead(wrapInboundOut(.head(head)))
+                return
+            }
+        }
         pending.append((head.version, closes))
         if closes {
             head.headers.replaceOrAdd(name: "connection", value: "close")

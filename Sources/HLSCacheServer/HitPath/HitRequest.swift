@@ -21,15 +21,16 @@ package struct HitRequest: Equatable {
     package var via: String?
     /// `Access-Control-Request-Headers`, for a preflight's answer.
     package var accessControlRequestHeaders: String?
-    /// Whether the request is a fleet node's read-ahead (``RequestResolution/readAheadHeader``).
-    package var isReadAhead: Bool
+    /// ``RequestResolution/readAheadHeader``'s value: a fleet node's read-ahead, if the node is a peer
+    /// (``RequestResolution``).
+    package var readAhead: String?
     /// Whether the connection closes after the answer (`Connection: close`).
     package var closes: Bool
 
     /// A request read by ``RequestHeadScanner``.
     init(
         method: HTTPRequest.Method, target: String, origin: String?, range: String?, via: String?,
-        accessControlRequestHeaders: String?, isReadAhead: Bool, closes: Bool
+        accessControlRequestHeaders: String?, readAhead: String?, closes: Bool
     ) {
         self.method = method
         self.target = target
@@ -37,7 +38,7 @@ package struct HitRequest: Equatable {
         self.range = range
         self.via = via
         self.accessControlRequestHeaders = accessControlRequestHeaders
-        self.isReadAhead = isReadAhead
+        self.readAhead = readAhead
         self.closes = closes
     }
 

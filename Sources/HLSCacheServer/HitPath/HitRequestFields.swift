@@ -10,7 +10,7 @@ struct HitRequestFields {
     var range: String?
     var via: String?
     var requestHeaders: String?
-    var isReadAhead = false
+    var readAhead: String?
 
     /// Takes one field.
     /// - Parameters:
@@ -33,7 +33,7 @@ struct HitRequestFields {
                 if Self.equal(token, "upgrade") { return false }
                 if Self.equal(token, "close") { closes = true }
             }
-        case 21 where Self.equal(name, "x-hlscache-read-ahead"): isReadAhead = true
+        case 21 where Self.equal(name, "x-hlscache-read-ahead"): Self.join(&readAhead, value)
         case 30 where Self.equal(name, "access-control-request-headers"): Self.join(&requestHeaders, value)
         // llhttp reads `Proxy-Connection` as `Connection`.
         case 6 where fromBytes && Self.equal(name, "expect"),
@@ -46,13 +46,14 @@ struct HitRequestFields {
         return true
     }
 
-    /// The request, unless more than one `Host` came.
+    /// The request, unless it came with no `Host` or more than one (answered 400 by the responder:
+    /// ``CloseNormalizer/invalidHostField``).
     /// - Parameter closes: whether the connection closes after it for another reason than `Connection: close`.
     func request(method: HTTPRequest.Method, target: String, closes alsoCloses: Bool = false) -> HitRequest? {
-        guard hosts <= 1 else { return nil }
+        guard hosts == 1 else { return nil }
         return HitRequest(
             method: method, target: target, origin: origin, range: range, via: via,
-            accessControlRequestHeaders: requestHeaders, isReadAhead: isReadAhead, closes: closes || alsoCloses)
+            accessControlRequestHeaders: requestHeaders, readAhead: readAhead, closes: closes || alsoCloses)
     }
 
     /// A repeated field's values, joined as the decoder's path and HTTP types join them (`, `).

@@ -54,7 +54,7 @@ final class ResolutionMemo: @unchecked Sendable {
     /// What this thread remembers of `request`'s target, or learns of it now; for a request that is not remembered
     /// (a range, `Via`, a read-ahead), a fresh record that nothing keeps.
     static func remembered(_ request: HitRequest, components: ServerComponents) -> RememberedTarget {
-        let memorable = request.range == nil && request.via == nil && !request.isReadAhead
+        let memorable = request.range == nil && request.via == nil && request.readAhead == nil
         guard memorable else { return RememberedTarget(resolution: resolve(request, components)) }
         let memo: ResolutionMemo
         if let existing = memos.currentValue, existing.owner == components.identity {
@@ -122,7 +122,7 @@ final class ResolutionMemo: @unchecked Sendable {
     private static func resolve(_ request: HitRequest, _ components: ServerComponents) -> RequestResolution {
         RequestResolution(
             method: request.method, target: request.target, range: request.range, via: request.via,
-            isReadAhead: request.isReadAhead, components: components)
+            readAhead: request.readAhead, components: components)
     }
 }
 

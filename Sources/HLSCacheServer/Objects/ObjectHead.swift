@@ -18,6 +18,16 @@ struct ObjectHead {
         return "public, max-age=\(Int(remaining))"
     }
 
+    /// `X-Content-Type-Options`.
+    static let contentTypeOptions = HTTPField.Name("X-Content-Type-Options")!
+
+    /// Whether a browser would render `contentType` as a document (HTML, XHTML, SVG, any XML): such an object is
+    /// sent with `Content-Security-Policy: sandbox`.
+    static func isDocument(_ contentType: String) -> Bool {
+        let essence = contentType.prefix { $0 != ";" }.lowercased()
+        return essence.contains("html") || essence.contains("xml") || essence.contains("svg")
+    }
+
     /// 200 or 206.
     var status: HTTPResponse.Status
     /// `Content-Type`, `Cache-Control`, `Accept-Ranges`, validators and `Content-Range`; not `Content-Length`.
@@ -42,8 +52,13 @@ struct ObjectHead {
     ///   - result: how the cache served it (a bypassed object is `no-store`).
     static func make(metadata: EntryMetadata, requested: RequestedRange?, result: CacheResult) -> Outcome {
         var headers = HTTPFields()
-        headers[.contentType] =
+        let contentType =
             metadata.contentType ?? MediaTypes.byExtension(of: metadata.key.url) ?? "application/octet-stream"
+        headers[.contentType] = contentType
+        // An origin's bytes are never hlscache's own page: no type sniffed into a script or a document, and a
+        // document type opened in a sandbox (no script, no same-origin access to hlscache's pages).
+        headers[Self.contentTypeOptions] = "nosniff"
+        if Self.isDocument(contentType) { headers[.contentSecurityPolicy] = "sandbox" }
         headers[.cacheControl] = result == .bypass ? "no-store" : cacheControl(expiry: metadata.expiry)
         headers[.acceptRanges] = "bytes"
         if let etag = metadata.etag { headers[.eTag] = etag }

@@ -13,6 +13,8 @@ final class FleetReadAhead: Sendable {
     let base: String
     private let mapping: URIMapping
     private let client: OriginClient
+    /// The header's value: the fleet token, or `1` without one.
+    private let token: String
 
     /// A read-ahead sender to the balancer at `base`.
     /// - Parameters:
@@ -22,6 +24,7 @@ final class FleetReadAhead: Sendable {
     /// - Throws: when the HTTP client cannot start.
     init(base: String, host: String, configuration: ServerConfiguration) throws {
         self.base = base
+        token = configuration.fleetToken ?? "1"
         mapping = PlayerURIs.mapping(configuration, base: "")
         let timeouts = OriginTimeouts(
             connect: .seconds(2), firstByte: .seconds(5), stall: .seconds(5), total: .seconds(10))
@@ -40,10 +43,25 @@ final class FleetReadAhead: Sendable {
         guard let path = mapping.map(key.fetchURL) else { return }
         let request = OriginRequest(
             url: base + path, byteRange: key.range.flatMap(RequestedRange.init),
-            headers: [(RequestResolution.readAheadHeader.rawName, "1")])
+            headers: [(RequestResolution.readAheadHeader.rawName, token)])
         let response = try await client.fetch(request)
         // Anything but the owner's 202 (a node that does not know the header sends the whole object): not read.
         guard response.status == 202 else { throw OriginError.httpStatus(response.status, url: base + path) }
         for try await _ in response.body {}
+    }
+
+    /// Whether a request's ``RequestResolution/readAheadHeader`` value comes from a peer: only with a fleet
+    /// (`--fleet-url`), and with `--fleet-token` only when it is that token (compared in constant time). Otherwise
+    /// the header is ignored, and the request is an ordinary one: a viewer cannot make a node fetch what it names.
+    static func isPeer(readAhead value: String, _ configuration: ServerConfiguration) -> Bool {
+        guard configuration.fleetURL != nil else { return false }
+        guard let token = configuration.fleetToken else { return true }
+        let given = Array(value.utf8)
+        let expected = Array(token.utf8)
+        var difference = given.count ^ expected.count
+        for index in 0..<expected.count {
+            difference |= Int(expected[index] ^ (index < given.count ? given[index] : 0))
+        }
+        return difference == 0
     }
 }

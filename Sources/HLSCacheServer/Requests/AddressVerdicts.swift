@@ -35,7 +35,7 @@ final class AddressVerdicts: Sendable {
         let verdict: Refusal?
         if let host = OriginTarget.host(of: origin + "/"), !host.isEmpty {
             do {
-                try policy.check(host: host)
+                try policy.check(host: host, port: OriginTarget.port(of: origin))
                 verdict = nil
             } catch {
                 verdict = Refusal(status: .forbidden, reason: "origin refused: \(error.reason)")

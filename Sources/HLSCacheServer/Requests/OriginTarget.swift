@@ -1,5 +1,6 @@
 import Foundation
 import HLSPlaylist
+import OriginClient
 
 /// Turns a request target into the origin URL it stands for.
 enum OriginTarget {
@@ -33,6 +34,37 @@ enum OriginTarget {
         guard let schemeEnd = ByteSearch.offset(of: "://", in: url) else { return false }
         let authority = ByteSearch.prefix(of: url, from: schemeEnd + 3, stoppingAt: "/?#")
         return authority.utf8.contains(UInt8(ascii: "@"))
+    }
+
+    /// The port of `scheme://authority[/…]`: the one it names, else the scheme's default.
+    static func port(of url: String) -> Int {
+        let isHTTPS = url.utf8.starts(with: "https:".utf8) || url.lowercased().hasPrefix("https:")
+        guard let schemeEnd = ByteSearch.offset(of: "://", in: url) else { return isHTTPS ? 443 : 80 }
+        // `scheme://authority`, then the authority alone.
+        let origin = ByteSearch.prefix(of: url, from: schemeEnd + 3, stoppingAt: "/?#")
+        let authority = String(origin.utf8.dropFirst(schemeEnd + 3))!
+        let hostPort = authority.split(separator: "@").last.map(String.init) ?? authority
+        guard let colon = hostPort.lastIndex(of: ":"), !hostPort[colon...].contains("]"),
+            let port = Int(hostPort[hostPort.index(after: colon)...])
+        else { return isHTTPS ? 443 : 80 }
+        return port
+    }
+
+    /// Whether `url` names this server itself (its listening port on a loopback, unspecified or configured
+    /// address), or its path is another `/o/` target (a chain of prefixes through some hlscache): fetching it would
+    /// come back here, once per level of the chain.
+    static func isLoop(_ url: String, listeningPort: Int, listeningHost: String) -> Bool {
+        guard let schemeEnd = ByteSearch.offset(of: "://", in: url) else { return false }
+        let origin = ByteSearch.prefix(of: url, from: schemeEnd + 3, stoppingAt: "/?#")
+        let rest = url.utf8.dropFirst(origin.utf8.count)
+        if rest.starts(with: ProxyURL.pathPrefix.utf8) { return true }
+        guard port(of: url) == listeningPort, let host = host(of: url) else { return false }
+        let normalized = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        if normalized == listeningHost.lowercased() || normalized == "localhost" { return true }
+        if let address = IPAddress(normalized) {
+            return address.addressClass == .loopback || address.addressClass == .unspecified
+        }
+        return false
     }
 
     /// The host of an origin URL, for the address policy's check before any traffic.

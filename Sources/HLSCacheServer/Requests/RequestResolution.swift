@@ -3,6 +3,7 @@ import HTTPTypes
 import OriginCache
 import OriginClient
 import SegmentCache
+import Synchronization
 
 /// What a request is for, decided once from its method, target and `Range` header: the one place that knows
 /// hlscache's own routes, the target length limit, the forward and reverse forms, the userinfo and address-policy
@@ -26,6 +27,13 @@ enum RequestResolution {
         case purge(url: String)
         /// `POST /admin/purge`, with `--admin-token`: the entries under a URL prefix the request gives go.
         case purgePrefix
+
+        /// Whether its answer carries no CORS grant: every own route but the preflight (the status page, the
+        /// counters, health, the player page and the admin routes are not for other pages' scripts to read).
+        var grantsNoCORS: Bool {
+            if case .preflight = self { return false }
+            return true
+        }
     }
 
     /// The admin route's path (with `--admin-token` only; in reverse mode it is then not proxied).
@@ -58,10 +66,11 @@ enum RequestResolution {
     ///   - target: the request target (path and query) as received.
     ///   - range: the `Range` header, if any.
     ///   - via: the `Via` header, if any: a request that passed through this node already is refused (508).
-    ///   - isReadAhead: whether the request carries ``readAheadHeader``.
+    ///   - readAhead: ``readAheadHeader``'s value, if the request carries it: honoured only with a fleet
+    ///     (`--fleet-url`) and, with `--fleet-token`, only when it is that token; ignored otherwise.
     ///   - components: the configuration and the memoized address policy.
     init(
-        method: HTTPRequest.Method, target: String, range: String?, via: String? = nil, isReadAhead: Bool = false,
+        method: HTTPRequest.Method, target: String, range: String?, via: String? = nil, readAhead: String? = nil,
         components: ServerComponents
     ) {
         // Read in place, field by field: a copy of the whole configuration costs a retain of each of its fields.
@@ -125,12 +134,21 @@ enum RequestResolution {
             self = .refused(.badRequest, "credentials in an origin URL are refused: remove user:password@")
             return
         }
+        if OriginTarget.isLoop(
+            url, listeningPort: components.listeningPort.load(ordering: .relaxed),
+            listeningHost: components.configuration.host)
+        {
+            self = .refused(
+                Self.loopDetected, "\(url) names this server itself, or another /o/ target: refused as a loop")
+            return
+        }
         if let refusal = components.addresses.refusal(for: url) {
             self = .refused(refusal.status, refusal.reason)
             return
         }
         let requested = range.flatMap(RequestedRange.init(header:))
         let key = components.origin.keys.key(origin: url, requested: requested)
+        let isReadAhead = readAhead.map { FleetReadAhead.isPeer(readAhead: $0, components.configuration) } ?? false
         self = .origin(OriginRequest(url: url, requested: requested, key: key, hops: hops, isReadAhead: isReadAhead))
     }
 

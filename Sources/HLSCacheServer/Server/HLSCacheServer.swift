@@ -65,6 +65,7 @@ public struct HLSCacheServer: Sendable {
             // answers 503 first.
             maxConnections: connections.limit + 16, group: .singleton,
             onListening: { port in
+                components.listeningPort.store(port, ordering: .relaxed)
                 logger.info(
                     "hlscache listening",
                     metadata: [

@@ -24,10 +24,19 @@ struct ProxyResponder: HTTPResponder {
     }
 
     private func answer(_ request: Request, record: AccessRecord) async -> Answer {
+        if let hosts = HTTPField.Name(CloseNormalizer.invalidHostField).flatMap({ request.headers[$0] }) {
+            return Answer(
+                failure: .badRequest, reason: "a request needs exactly one Host field, not \(hosts)", record: record)
+        }
         let resolution = RequestResolution(
             method: request.method, target: request.head.path ?? "/", range: request.headers[.range],
-            via: request.headers[.via], isReadAhead: request.headers[RequestResolution.readAheadHeader] != nil,
+            via: request.headers[.via], readAhead: request.headers[RequestResolution.readAheadHeader],
             components: components)
+        var record = record
+        if case .own(let route) = resolution, route.grantsNoCORS {
+            // hlscache's own pages, counters and admin answers are for the operator, not for any page's script.
+            record.cors = .none
+        }
         switch resolution {
         case .own(.health):
             let draining = components.draining.load(ordering: .relaxed)

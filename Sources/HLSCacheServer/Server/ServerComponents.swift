@@ -25,6 +25,9 @@ final class ServerComponents: Sendable {
     let observability: Observability
     /// Which processor each event loop and its origin thread are bound to (`--cpu-affinity`).
     let placement: ThreadPlacement
+    /// The port the server listens on (the configured one until bound: a port of 0 is known then): a target naming
+    /// it on this host is a loop (``OriginTarget/isLoop(_:listeningPort:listeningHost:)``).
+    let listeningPort: Atomic<Int>
     /// Set on SIGTERM: `/healthz` answers 503 while answers in flight finish.
     let draining = Atomic<Bool>(false)
     /// Wakes parked requests on their event loops, in batches.
@@ -47,6 +50,7 @@ final class ServerComponents: Sendable {
 
     init(configuration: ServerConfiguration, logger: Logger) throws {
         self.configuration = configuration
+        listeningPort = Atomic(configuration.port)
         let policy = configuration.addressPolicy
         addresses = AddressVerdicts(policy: policy)
         let metrics = ServerMetrics()

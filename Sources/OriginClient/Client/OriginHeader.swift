@@ -38,6 +38,22 @@ public struct OriginHeader: Sendable, Equatable, CustomStringConvertible {
         self.value = value
     }
 
+    /// The same header for the hosts of `pattern` instead.
+    /// - Parameter pattern: a host pattern.
+    /// - Returns: the header, scoped.
+    public func scoped(to pattern: String) -> OriginHeader {
+        OriginHeader(hostPattern: pattern, name: name, value: value)
+    }
+
+    /// Whether it is sent to every host (`Name: value`, no pattern, or `*=`).
+    public var isUnscoped: Bool { hostPattern == "*" }
+
+    private init(hostPattern: String, name: String, value: String) {
+        self.hostPattern = hostPattern
+        self.name = name
+        self.value = value
+    }
+
     /// Whether it goes to `host`.
     func applies(to host: String) -> Bool {
         HostPattern(hostPattern).matches(normalizedHost: HostPattern.normalize(host: host))
@@ -54,8 +70,13 @@ public struct InvalidOriginHeader: Error, CustomStringConvertible {
     /// What is wrong with it.
     public let reason: String
 
-    /// Names the header (without its value) and what to change.
+    /// Names the header (without its value) and what to change. Text with no colon is not shown at all: it may be
+    /// all value (a token pasted without its name).
     public var description: String {
+        guard text.contains(":") else {
+            return
+                "--origin-header (\(text.utf8.count) characters, not shown): \(reason); give [host-pattern=]Name: value"
+        }
         let shown = text.split(separator: ":", maxSplits: 1).first.map(String.init) ?? ""
         return "--origin-header \(shown): \(reason); give [host-pattern=]Name: value"
     }

@@ -54,7 +54,7 @@ extension EasyTransfer {
                 refusal = .refused(url: currentURL, reason: "\(current.host) resolved to a non-IP address")
                 return hlscache_CURL_SOCKET_BAD
             }
-            if let reason = configuration.policy.refusalReason(address: ip, host: current.host) {
+            if let reason = configuration.policy.refusalReason(address: ip, host: current.host, port: current.port) {
                 refusal = .refused(url: currentURL, reason: reason)
                 return hlscache_CURL_SOCKET_BAD
             }
@@ -72,7 +72,7 @@ extension EasyTransfer {
                 refusal = .refused(url: currentURL, reason: "the connection's peer address is unknown")
                 return hlscache_CURL_PREREQFUNC_ABORT
             }
-            if let reason = configuration.policy.refusalReason(address: ip, host: current.host) {
+            if let reason = configuration.policy.refusalReason(address: ip, host: current.host, port: current.port) {
                 refusal = .refused(url: currentURL, reason: reason)
                 return hlscache_CURL_PREREQFUNC_ABORT
             }

@@ -45,9 +45,9 @@ struct PreparedRequest: Sendable {
 
     /// The pre-DNS check of a URL or redirect target: host patterns, and the address of an IP literal.
     static func checkPolicy(_ policy: AddressPolicy, target: CurlURL) throws(OriginError) {
-        try policy.check(host: target.host, url: target.url)
+        try policy.check(host: target.host, port: target.port, url: target.url)
         if let literal = IPAddress(target.host),
-            let reason = policy.refusalReason(address: literal, host: target.host)
+            let reason = policy.refusalReason(address: literal, host: target.host, port: target.port)
         {
             throw .refused(url: target.url, reason: reason)
         }

@@ -77,10 +77,13 @@ struct RequestResolutionTests {
 
     @Test("a Via naming this node is a loop (508); one naming other hlscache nodes asks for manifests as stored")
     func fleetHops() throws {
-        let components = try Self.components { $0.nodeName = "edge1" }
-        func resolve(via: String?, readAhead: Bool = false) -> RequestResolution {
+        let components = try Self.components {
+            $0.nodeName = "edge1"
+            $0.fleetURL = "http://127.0.0.1:9"
+        }
+        func resolve(via: String?, readAhead: String? = nil) -> RequestResolution {
             RequestResolution(
-                method: .get, target: "/o/https/example.com/a.m3u8", range: nil, via: via, isReadAhead: readAhead,
+                method: .get, target: "/o/https/example.com/a.m3u8", range: nil, via: via, readAhead: readAhead,
                 components: components)
         }
         #expect(Self.status(resolve(via: "1.1 shield (hlscache), 1.1 edge1 (hlscache)")) == 508)
@@ -91,10 +94,35 @@ struct RequestResolutionTests {
             return
         }
         #expect(child.hops == ["edge2"] && child.asStored && !child.isReadAhead)
-        guard case .origin(let player) = resolve(via: "1.1 squid (squid/6.1)", readAhead: true) else {
+        guard case .origin(let player) = resolve(via: "1.1 squid (squid/6.1)", readAhead: "1") else {
             Issue.record("player")
             return
         }
         #expect(player.hops.isEmpty && !player.asStored && player.isReadAhead)
+    }
+
+    @Test("the fleet's read-ahead header is honoured only with a fleet, and with a fleet token only when it carries it")
+    func readAheadOnlyFromPeers() throws {
+        func isReadAhead(_ value: String, _ change: @escaping (inout ServerConfiguration) -> Void) throws -> Bool {
+            let components = try Self.components(change)
+            guard
+                case .origin(let resolved) = RequestResolution(
+                    method: .get, target: "/o/https/example.com/a.ts", range: nil, readAhead: value,
+                    components: components)
+            else { return false }
+            return resolved.isReadAhead
+        }
+        // No fleet (the probe's case: 960 bytes of such requests made a lone node fetch 320 MB): ignored.
+        #expect(try !isReadAhead("1") { _ in })
+        #expect(try isReadAhead("1") { $0.fleetURL = "http://127.0.0.1:9" })
+        let token = "0123456789abcdef-fleet"
+        let withToken: (inout ServerConfiguration) -> Void = {
+            $0.fleetURL = "http://127.0.0.1:9"
+            $0.fleetToken = token
+        }
+        #expect(try isReadAhead(token, withToken))
+        #expect(try !isReadAhead("1", withToken))
+        #expect(try !isReadAhead(token + "x", withToken))
+        #expect(try !isReadAhead(String(token.dropLast()), withToken))
     }
 }

@@ -11,7 +11,7 @@ struct ResolutionMemoTests {
     {
         HitRequest(
             method: method, target: target, origin: nil, range: range, via: nil, accessControlRequestHeaders: nil,
-            isReadAhead: false, closes: false)
+            readAhead: nil, closes: false)
     }
 
     private static func url(_ resolution: RequestResolution) -> String? {

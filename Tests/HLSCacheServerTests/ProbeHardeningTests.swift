@@ -1,0 +1,152 @@
+import Foundation
+import HLSCacheTesting
+import HTTPTypes
+import Testing
+
+/// The hardening probe of the last release, item by item (issue 40): each way it took the server down, made it leak
+/// or made it work for a stranger is now an error answer, a refusal at start or a bound.
+@Suite("Hardening probe", .serialized)
+struct ProbeHardeningTests {
+    static let loopback = ["--allow-host", "127.0.0.1", "--allow-private-networks"]
+
+    @Test("item 1: MPDs whose numbers overflow get 502 with the reason and line, and the server lives")
+    func overflowingMPDsAreAnswered() async throws {
+        let origin = StreamOrigin()
+        try await origin.start()
+        defer { origin.stop() }
+        let server = try await ServerProcess.start(arguments: Self.loopback)
+        let templates = [
+            #"<SegmentTemplate media="s$Number$.m4s" duration="1" timescale="1" startNumber="9223372036854775807"/>"#,
+            #"<SegmentTemplate media="s$Number$.m4s" startNumber="9223372036854775807"><SegmentTimeline>"#
+                + #"<S t="0" d="1" r="3"/></SegmentTimeline></SegmentTemplate>"#,
+            #"<SegmentTemplate media="s$Time$.m4s" timescale="100000000000000000"><SegmentTimeline>"#
+                + #"<S t="0" d="1" r="-1"/></SegmentTimeline></SegmentTemplate>"#,
+            #"<SegmentTemplate media="s$Number$.m4s" duration="4611686018427387904" timescale="9223372036854775807"/>"#,
+        ]
+        for (index, template) in templates.enumerated() {
+            let mpd = """
+                <MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="static" mediaPresentationDuration="PT100S">
+                <Period duration="PT100S"><AdaptationSet>
+                \(template)
+                <Representation id="v" bandwidth="1"/></AdaptationSet></Period></MPD>
+                """
+            origin.set("/hostile\(index).mpd", .answer(mpd, headers: [.contentType: "application/dash+xml"]))
+            for _ in 0..<2 {
+                let answer = try await TestHTTP.get(server.proxied(origin.url("/hostile\(index).mpd")))
+                #expect(answer.status == 502, "\(template): \(answer.text)")
+                #expect(answer.text.hasPrefix("origin returned an invalid MPD: "), "\(answer.text)")
+                #expect(answer.text.contains("(line 3)"), "\(answer.text)")
+                #expect(server.process.isRunning, "\(template) killed the server")
+            }
+        }
+        #expect(try await TestHTTP.get(server.url("/healthz")).status == 200)
+        await server.stop()
+    }
+
+    @Test("item 6: reverse mode reaches only its origin's port; its own address and /o/ chains are loops")
+    func reverseModeIsConfined() async throws {
+        try await StreamOrigin.withRunning { origin in
+            let other = StreamOrigin()
+            try await other.start()
+            defer { other.stop() }
+            let server = try await ServerProcess.start(arguments: ["--origin", origin.url("")])
+            #expect(try await TestHTTP.get(server.url("/fmp4/index.m3u8")).status == 200)
+            // Another port of the origin's host: an unrelated service there.
+            let elsewhere = try await TestHTTP.get(server.url("/o/http/127.0.0.1:\(other.port)/fmp4/index.m3u8"))
+            #expect(elsewhere.status == 403, "\(elsewhere.text)")
+            #expect(other.total == 0, "another port of the origin's host was fetched")
+            // hlscache itself, and a chain of prefixes through it.
+            let own = "/o/http/127.0.0.1:\(server.port)"
+            let itself = try await TestHTTP.get(server.url(own + "/healthz"))
+            #expect(itself.status == 508, "\(itself.text)")
+            let chain = try await TestHTTP.get(server.url(String(repeating: own, count: 50) + "/fmp4/seg1.m4s"))
+            #expect(chain.status == 508, "\(chain.text)")
+            let chained = try await TestHTTP.get(
+                server.url("/o/http/127.0.0.1:\(origin.port)/o/http/127.0.0.1:\(origin.port)/fmp4/seg1.m4s"))
+            #expect(chained.status == 508, "\(chained.text) \(chained.headers)")
+            #expect(try await server.metric("hlscache_origin_fetches_total") <= 1)
+            await server.stop()
+            // The other port, allowed by name.
+            let allowed = try await ServerProcess.start(
+                arguments: ["--origin", origin.url(""), "--allow-host", "127.0.0.1:\(other.port)"])
+            #expect(
+                try await TestHTTP.get(allowed.url("/o/http/127.0.0.1:\(other.port)/fmp4/index.m3u8")).status == 200)
+            await allowed.stop()
+        }
+    }
+
+    @Test("item 7: an unscoped origin header goes to the reverse origin alone; with an open policy serve refuses")
+    func originHeadersAreScoped() async throws {
+        let secret = "Bearer s3cr3t-probe-token"
+        let open = try await ChildProcess.run(
+            ServerProcess.binary.path, ["serve", "--origin-header", "Authorization: \(secret)"], timeout: 30)
+        #expect(open.status != 0, "serve started with a credential for any host")
+        #expect(open.errors.contains("Scope it"), "\(open.errors)")
+        #expect(!open.errors.contains("s3cr3t"), "the refusal printed the secret")
+        try await StreamOrigin.withRunning { origin in
+            // Any public host is allowed (the default), private ones too: the header still goes to the origin only.
+            let server = try await ServerProcess.start(
+                arguments: [
+                    "--origin", origin.url(""), "--allow-private-networks", "--origin-header",
+                    "Authorization: \(secret)",
+                ])
+            let own = try await TestHTTP.get(server.url("/headers"))
+            #expect(own.text.lowercased().contains("authorization: \(secret.lowercased())"), "\(own.text)")
+            // The same service by another name: a host a viewer names.
+            let named = try await TestHTTP.get(server.url("/o/http/localhost:\(origin.port)/headers"))
+            #expect(named.status == 200, "\(named.text)")
+            #expect(!named.text.lowercased().contains("authorization"), "the credential reached \(named.text)")
+            await server.stop()
+        }
+    }
+
+    @Test("item 14: proxied HTML is sandboxed and nothing is sniffed")
+    func proxiedDocumentsAreSandboxed() async throws {
+        try await withServer { server, origin in
+            origin.set("/page.html", .body("<script>alert(1)</script>", contentType: "text/html"))
+            origin.set("/image.svg", .body("<svg/>", contentType: "image/svg+xml; charset=utf-8"))
+            for round in ["miss", "hit"] {
+                let html = try await TestHTTP.get(server.proxied(origin.url("/page.html")))
+                #expect(html.status == 200)
+                #expect(html.header("content-security-policy") == "sandbox", "\(round): \(html.headers)")
+                #expect(html.header("x-content-type-options") == "nosniff", "\(round)")
+                let svg = try await TestHTTP.get(server.proxied(origin.url("/image.svg")))
+                #expect(svg.header("content-security-policy") == "sandbox", "\(round): \(svg.headers)")
+                let segment = try await TestHTTP.get(server.proxied(origin.url("/fmp4/seg1.m4s")))
+                #expect(segment.header("x-content-type-options") == "nosniff", "\(round)")
+                #expect(segment.header("content-security-policy") == nil, "\(round)")
+                try await Task.sleep(for: .milliseconds(200))
+            }
+        }
+    }
+
+    @Test("item 15: a request with no Host or two gets 400; a malformed --origin-header is refused unprinted")
+    func hostFieldsAndHeaderErrors() async throws {
+        try await withServer { server, origin in
+            let path = "/o/http/127.0.0.1:\(origin.port)/fmp4/index.m3u8"
+            for head in [
+                "GET \(path) HTTP/1.1\r\n\r\n",
+                "GET \(path) HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
+                "GET /healthz HTTP/1.1\r\nHost: a\r\nHost: a\r\n\r\n",
+            ] {
+                let connection = try RawConnection(port: server.port)
+                #expect(connection.send(head))
+                let answer = try connection.readAnswer()
+                #expect(answer.status == 400, "\(head.debugDescription): \(answer.status)")
+            }
+            let fine = try RawConnection(port: server.port)
+            #expect(fine.send("GET \(path) HTTP/1.1\r\nHost: a\r\n\r\n"))
+            #expect(try fine.readAnswer().status == 200)
+            // HTTP/1.0 needs no Host.
+            let old = try RawConnection(port: server.port)
+            #expect(old.send("GET /healthz HTTP/1.0\r\n\r\n"))
+            #expect(try old.readAnswer().status == 200)
+        }
+        let secret = "Bearertokenwithoutcolon0123456789"
+        let refused = try await ChildProcess.run(
+            ServerProcess.binary.path, ["serve", "--origin-header", secret], timeout: 30)
+        #expect(refused.status != 0)
+        #expect(refused.errors.contains("--origin-header"), "\(refused.errors)")
+        #expect(!refused.errors.contains("Bearertoken"), "the error printed the value: \(refused.errors)")
+    }
+}
