@@ -156,8 +156,15 @@ extension SegmentCache {
         let now = Self.monotonicMilliseconds()
         if held.verifiedAt != 0, now &- held.verifiedAt < heldEntryRecheckMilliseconds { return held }
         do throws(SystemError) {
-            guard try operations.linkCount(of: held.file.descriptor) > 0 else {
+            let (links, size) = try operations.linksAndSize(of: held.file.descriptor)
+            guard links > 0 else {
                 withState { $0.releaseOpen(held.digest, ifFile: held.file) }
+                return nil
+            }
+            guard size == held.fileSize else {
+                // Truncated or grown in place (by hand, or a failing disk): never sent as the entry it was.
+                withState { $0.releaseOpen(held.digest, ifFile: held.file) }
+                removeCorrupt(held.digest, path: layout.path(of: held.digest), key: key)
                 return nil
             }
             var checked = held

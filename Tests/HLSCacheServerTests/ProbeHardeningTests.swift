@@ -150,3 +150,44 @@ struct ProbeHardeningTests {
         #expect(!refused.errors.contains("Bearertoken"), "the error printed the value: \(refused.errors)")
     }
 }
+
+/// Item 12: an entry file cut short in place.
+@Suite("Hardening probe: damaged entries", .serialized)
+struct DamagedEntryTests {
+    @Test("item 12: an entry truncated in place is found on the hit path and removed, with no spin on sendfile")
+    func truncatedEntryIsRemoved() async throws {
+        try await StreamOrigin.withRunning { origin in
+            let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1"])
+            let directory = server.cacheDirectory
+            let url = server.proxied(origin.url("/large/2000000.ts"))
+            let first = try await TestHTTP.get(url)
+            #expect(first.status == 200 && first.body.count == 2_000_000)
+            // The entry file: the one larger than the object.
+            var entry: String?
+            for _ in 0..<100 where entry == nil {
+                let files = FileManager.default.enumerator(atPath: directory)?.compactMap { $0 as? String } ?? []
+                entry = files.first { name in
+                    let size = (try? FileManager.default.attributesOfItem(atPath: directory + "/" + name))?[.size]
+                    return !name.hasPrefix("tmp") && ((size as? Int) ?? 0) > 2_000_000
+                }
+                if entry == nil { try await Task.sleep(for: .milliseconds(20)) }
+            }
+            let path = directory + "/" + (entry ?? "")
+            #expect(entry != nil, "no entry file in \(directory)")
+            #expect(truncate(path, 1_000_000) == 0)
+            let cpuBefore = server.cpuTicks
+            for _ in 0..<3 {
+                let again = try? await TestHTTP.get(url)
+                // A fresh copy, or an error answer: never the short file's bytes as the object.
+                if let again, again.status == 200 { #expect(again.body == first.body) }
+            }
+            try await Task.sleep(for: .seconds(2))
+            let spent = server.cpuTicks - cpuBefore
+            #expect(spent < 100, "the server spent \(spent) ticks on a damaged entry")
+            let final = try await TestHTTP.get(url)
+            #expect(final.status == 200 && final.body == first.body)
+            #expect(server.process.isRunning)
+            await server.stop()
+        }
+    }
+}

@@ -1,5 +1,6 @@
 import ByteRanges
 import HTTPTypes
+import Logging
 import NIOCore
 import OriginCache
 import SegmentCache
@@ -29,6 +30,11 @@ extension Answer {
                 if record.method != "HEAD" {
                     body = try objectBody(response, window: head.window, atOnce: false, components: components) ?? .none
                 }
+            } catch let damaged as DamagedEntryError {
+                components.logger.warning(
+                    "damaged cache entry removed", metadata: ["url": "\(SecretRedaction.redact(damaged.url))"])
+                components.cache.invalidate(response.metadata.key)
+                return Answer(failure: .serviceUnavailable, reason: damaged.description, record: record)
             } catch {
                 return Answer(failure: .rangeNotSatisfiable, reason: "\(error)", record: record)
             }
@@ -88,6 +94,7 @@ extension Answer {
                 }
             }
             if let slice = response.withFileRegion({ FileSlice(region: $0, window: window, url: url) }) {
+                guard slice.isIntact else { throw DamagedEntryError(url: url) }
                 return .file(slice)
             }
         }

@@ -15,7 +15,8 @@ struct ChannelBody {
     /// own `dup`) until released, so it is kept until the write completes.
     fileprivate let slice: FileSlice?
 
-    /// The body of `answer`; `nil` for a body still being filled, which only the responder sends.
+    /// The body of `answer`; `nil` for a body still being filled, which only the responder sends, or for a file
+    /// that no longer holds the slice (``FileSlice/isIntact``).
     init?(of answer: Answer) {
         switch answer.body {
         case .none:
@@ -23,6 +24,8 @@ struct ChannelBody {
         case .memory(let buffer):
             (data, bytes, fileHandle, slice) = (.byteBuffer(buffer), Int64(buffer.readableBytes), nil, nil)
         case .file(let slice):
+            // A file cut short since it was opened: its region would never finish sending.
+            guard slice.isIntact else { return nil }
             let handle = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: slice.descriptor)
             let region = FileRegion(
                 fileHandle: handle, readerIndex: Int(slice.offset), endIndex: Int(slice.offset + slice.length))

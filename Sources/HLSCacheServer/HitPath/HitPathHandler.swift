@@ -1,3 +1,4 @@
+import Logging
 import NIOCore
 import NIOHTTP1
 import OriginCache
@@ -200,8 +201,14 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler, Parki
     /// record once the last byte is written or the connection fails.
     private func send(_ answer: Answer, closing: Bool, context: ChannelHandlerContext) {
         guard let body = ChannelBody(of: answer) else {
-            // Unreachable: `Answer(hitFor:)` plans no stream. Never trap on a request: end the connection.
-            assertionFailure("the hit path plans only bodies it can send at once")
+            // `Answer(hitFor:)` plans no stream: the entry's file was cut short under a hit. Its entries go, and the
+            // connection ends (the head is not written: the player retries and gets a fresh copy).
+            if let url = answer.record.originURL {
+                components.logger.warning(
+                    "damaged cache entry removed", metadata: ["url": "\(SecretRedaction.redact(url))"])
+                _ = components.cache.purge(url: components.origin.keys.identity(of: url))
+            }
+            connection.eventLoopAnswerAbandoned()
             context.close(promise: nil)
             return
         }

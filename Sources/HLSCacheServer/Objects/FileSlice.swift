@@ -48,6 +48,15 @@ final class FileSlice: Sendable {
         if keeper == nil { close(descriptor) }
     }
 
+    /// Whether the file still holds every byte of the slice (one `fstat`): an entry truncated in place (by hand, or
+    /// a failing disk) is not, and `sendfile` of it would find nothing to send for ever.
+    var isIntact: Bool {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { return false }
+        let (end, overflow) = offset.addingReportingOverflow(length)
+        return !overflow && Int64(info.st_size) >= end
+    }
+
     /// Reads the whole slice into one buffer (for the in-memory tier).
     /// - Throws: ``TruncatedBodyError`` when the file is shorter than it should be.
     func readAll() throws(TruncatedBodyError) -> ByteBuffer {
@@ -82,6 +91,15 @@ final class FileSlice: Sendable {
         }
         return position
     }
+}
+
+/// A cache entry's file is shorter than its header says: it was removed, and the request is answered 503 (a retry
+/// fetches the object anew).
+struct DamagedEntryError: Error, CustomStringConvertible {
+    /// The object.
+    let url: String
+
+    var description: String { "the cached copy of \(url) is shorter than its header says: removed, try again" }
 }
 
 /// An answer's body ended before its `Content-Length`: the origin or the file gave fewer bytes than announced. The

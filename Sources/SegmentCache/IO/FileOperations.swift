@@ -119,6 +119,13 @@ package struct PartialWriteError: Error, Sendable {
 extension FileOperations {
     /// How many names an open file has: 0 once it was unlinked, or renamed over by another file.
     /// - Throws: ``SystemError`` when `fstat` fails.
+    /// How many names the file has, and its size: one `fstat`.
+    package func linksAndSize(of descriptor: CInt) throws(SystemError) -> (links: Int, size: Int64) {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw .current("fstat", path: nil) }
+        return (Int(info.st_nlink), Int64(info.st_size))
+    }
+
     package func linkCount(of descriptor: CInt) throws(SystemError) -> Int {
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { throw .current("fstat", path: nil) }
