@@ -20,6 +20,23 @@ extension SegmentCache {
         return response
     }
 
+    /// Removes the negative entries (a remembered 404 or 410) of `keys`: a newer live manifest lists them, so the
+    /// origin has them now. Keys the index does not hold cost no look at the disk.
+    /// - Parameter keys: the objects a manifest lists.
+    /// - Returns: how many were removed.
+    @discardableResult
+    public func dropNegativeEntries(_ keys: some Sequence<CacheKey>) -> Int {
+        var dropped = 0
+        for key in keys where mayHaveFile(EntryDigest(key)) {
+            guard let entry = lookup(key, freshness: .any), entry.metadata.key == key,
+                [404, 410].contains(entry.metadata.status)
+            else { continue }
+            invalidate(key)
+            dropped += 1
+        }
+        return dropped
+    }
+
     /// Whether a fill of `key` is in flight: a refresh is already on its way.
     public func isFilling(_ key: CacheKey) -> Bool {
         let digest = EntryDigest(key)

@@ -89,6 +89,7 @@ struct PlaylistRenderer {
                     policy.key(for: object.url, range: $0)
                 }
             }
+            if mpd.type == .dynamic { components.cache.dropNegativeEntries(keys.suffix(Self.negativeCheckCount)) }
             guard keys.count <= SegmentIndex.maxSegmentsPerPlaylist else { continue }
             components.segmentIndex.record(playlist: url + "#" + id, segments: keys, readsAhead: true)
         }
@@ -118,6 +119,11 @@ struct PlaylistRenderer {
                 components.segmentIndex.record(playlist: key.url, segments: segments, readsAhead: !playlist.isLive)
             }
             newest = Array(segments.suffix(count))
+            if playlist.isLive {
+                // A segment asked for before the origin published it left a 404 behind: this version lists it, so
+                // the origin has it now (the newest few: those a player can have asked for too early).
+                components.cache.dropNegativeEntries(segments.suffix(Self.negativeCheckCount))
+            }
         }
         return RenderedPlaylist(
             body: body, contentType: ObjectKind.hlsPlaylist.contentType!, isLive: playlist.isLive,
@@ -126,6 +132,9 @@ struct PlaylistRenderer {
             liveStaleLimitSeconds: PlaylistFreshness.liveStaleLimitSeconds(targetDuration: playlist.targetDuration),
             newestSegments: newest)
     }
+
+    /// How many of a live manifest's newest segments are looked at for a remembered 404 at each new version.
+    static let negativeCheckCount = 8
 
     /// The URIs players are given (``PlayerURIs``), with the public base URL in front.
     private var mapping: URIMapping {
