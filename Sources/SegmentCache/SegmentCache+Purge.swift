@@ -17,15 +17,17 @@ extension SegmentCache {
     }
 
     /// Removes every entry whose key URL starts with `prefix`, reading the key from each entry's header (a walk of
-    /// the whole index: an administrative action, not a request path). Fills of matching keys in flight still
+    /// the whole index and of the directory, so that entries another process published, which the index may not
+    /// hold yet, go too: an administrative action, not a request path). Fills of matching keys in flight still
     /// serve their readers but are not published.
     /// - Parameter prefix: the start of the key URLs to remove, such as `https://cdn.example/live/`.
     /// - Returns: how many entries were removed.
     public func purge(urlPrefix prefix: String) -> Int {
-        let digests = withState { state -> [EntryDigest] in
+        let indexed = withState { state -> [EntryDigest] in
             for flight in state.flights.values where flight.key.url.hasPrefix(prefix) { flight.invalidate() }
             return Array(state.index.digests)
         }
+        let digests = Set(indexed).union(DirectoryScanner.scan(root: layout.root).map(\.digest))
         var removed = 0
         for digest in digests {
             guard let entry = openEntry(digest, expecting: nil) else { continue }

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
+import OriginCache
 import SegmentCache
 
 /// The purge routes (`--admin-token`): `PURGE <proxied target>` removes one object's entries (every byte range of
@@ -80,6 +81,8 @@ struct AdminPurge {
             else { return nil }
             prefix = url
         }
+        // In the keys' spelling: `HTTP://Host:80//a/` names what `http://host/a/` does.
+        prefix = URLKeyForm.normalized(prefix)
         guard prefix.hasPrefix("http://") || prefix.hasPrefix("https://"), prefix.count > "https://".count else {
             return nil
         }

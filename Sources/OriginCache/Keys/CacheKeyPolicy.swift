@@ -40,8 +40,11 @@ public struct CacheKeyPolicy: Sendable, Equatable {
     }
 
     /// `url` without the query parameters the policy drops for its kind (the query's other parameters keep their
-    /// order and spelling; a query left empty goes, `?` included).
+    /// order and spelling; a query left empty goes, `?` included), in one spelling (``URLKeyForm``): scheme and host
+    /// in lowercase, no default port, no empty path segment. So one object has one key however a request spells
+    /// it, and a purge of one spelling removes it.
     public func identity(of url: String) -> String {
+        let url = URLKeyForm.normalized(url)
         if keepsWholeURLs { return url }
         guard let question = url.utf8.firstIndex(of: UInt8(ascii: "?")) else { return url }
         let patterns = ObjectKind.guess(url: url).isManifest ? ignoredManifestQuery : ignoredQuery
