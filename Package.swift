@@ -113,7 +113,7 @@ let package = Package(
         .executableTarget(
             name: "hlscache-fuzz",
             dependencies: [
-                "ByteRanges", "DASHManifest", "HLSCacheServer", "HLSPlaylist", "SegmentCache",
+                "ByteRanges", "DASHManifest", "HLSCacheServer", "HLSPlaylist", "OriginCache", "SegmentCache",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

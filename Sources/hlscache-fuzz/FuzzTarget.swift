@@ -6,6 +6,7 @@ import HLSPlaylist
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
+import OriginCache
 import SegmentCache
 
 /// The fuzzing harnesses: each feeds one input to a parser that takes hostile bytes and exercises what is computed
@@ -19,8 +20,9 @@ enum FuzzTarget: String, CaseIterable {
     case target
     /// The MPD parser (libxml2 and the model reader) and the MPD rewriter.
     case mpd
-    /// The hit front's request head scanner, against the HTTP/1 decoder: a head it reads that the decoder reads
-    /// otherwise is a crash.
+    /// The hit front's request head scanner, against the HTTP/1 decoder (a head it reads that the decoder reads
+    /// otherwise is a crash), then the rest of the request path up to the answer's plan (``RequestPathProbe``), in
+    /// forward and reverse mode.
     case request
 
     /// The harness `HLSCACHE_FUZZ_TARGET` names (`playlist` when unset).
@@ -59,16 +61,21 @@ enum FuzzTarget: String, CaseIterable {
                 let range = object.range.flatMap {
                     ByteRange(offset: $0.lowerBound, length: $0.upperBound - $0.lowerBound + 1)
                 }
-                _ = CacheKey(url: object.url, range: range)
+                _ = keys.key(for: object.url, range: range)
             }
         }
     }
 
+    /// As the server takes a playlist: parsed at the fill, rewritten at the render (with its limits), its segments
+    /// walked and made cache keys for the read-ahead index (the expansion), its references walked.
     private static func playlist(_ bytes: [UInt8]) {
         guard let playlist = try? Playlist(parsing: bytes) else { return }
         let url = "https://origin.example/live/stream/index.m3u8?token=abc"
         _ = try? playlist.rewritten(playlistURL: url, mapping: .proxy(base: "http://127.0.0.1:8080"))
-        _ = playlist.segmentTargets(playlistURL: url, limit: 10_000)
+        _ = try? playlist.withRewritten(playlistURL: url, mapping: .proxy(base: "http://127.0.0.1:8080")) { $0.count }
+        for target in playlist.segmentTargets(playlistURL: url, limit: 10_000) {
+            _ = keys.key(for: target.url, range: target.byteRange.flatMap { $0.length > 0 ? $0 : nil })
+        }
         _ = playlist.references(playlistURL: url)
         _ = playlist.targetDuration
         _ = playlist.partTarget
@@ -102,7 +109,28 @@ enum FuzzTarget: String, CaseIterable {
         else {
             fatalError("the scanner read \(request) from a head the decoder reads as \(parts) (\(decoded))")
         }
+        for probe in probes { _ = probe.plan(bytes) }
     }
+
+    /// The key policy of a server that leaves tokens out of keys (the other policy keeps URLs whole).
+    private static let keys = CacheKeyPolicy(
+        ignoredQuery: [try! QueryNamePattern("token"), try! QueryNamePattern("X-Amz-*")],
+        ignoredManifestQuery: [try! QueryNamePattern("sig")])
+
+    /// The request path's probes, forward and reverse mode, on a cache directory of their own.
+    private static let probes: [RequestPathProbe] = {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "hlscache-fuzz-\(getpid())"
+        ).path
+        do {
+            return [
+                try RequestPathProbe(cacheDirectory: directory + "/forward"),
+                try RequestPathProbe(cacheDirectory: directory + "/reverse", reverseOrigin: "https://origin.example/b"),
+            ]
+        } catch {
+            fatalError("cannot make the request path's probes: \(error)")
+        }
+    }()
 
     private static func target(_ text: String) {
         guard let origin = ProxyURL.origin(fromPath: text),

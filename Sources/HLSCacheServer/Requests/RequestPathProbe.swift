@@ -1,0 +1,60 @@
+import ByteRanges
+import Foundation
+import HTTPTypes
+import Logging
+import NIOCore
+import SegmentCache
+
+/// The request path as the server takes a request, from its head's bytes to the plan of its answer, with no socket:
+/// for the fuzzing harness (`hlscache-fuzz request`), which runs it over hostile heads so that a trap anywhere on
+/// the way (the scanner, the resolution with its address verdict, range and key, the object head, the preflight,
+/// the access record's fields) is a crash it reports. Each head is planned as a hit on an object of a few lengths.
+package final class RequestPathProbe: Sendable {
+    private let components: ServerComponents
+
+    /// A probe with a server's parts on a cache in `cacheDirectory` (nothing is fetched or stored).
+    /// - Parameters:
+    ///   - cacheDirectory: an empty directory.
+    ///   - reverseOrigin: the reverse mode's origin, if any.
+    package init(cacheDirectory: String, reverseOrigin: String? = nil) throws {
+        var configuration = ServerConfiguration()
+        configuration.cacheDirectory = cacheDirectory
+        configuration.prefetchCount = 0
+        configuration.reverseOrigin = reverseOrigin
+        configuration.adminToken = "fuzz-admin-token-0123456789"
+        configuration.fleetURL = "http://127.0.0.1:9"
+        components = try ServerComponents(configuration: configuration, logger: Logger(label: "fuzz"))
+    }
+
+    /// Plans the answer to the head at the start of `bytes`, if the scanner reads one there.
+    /// - Returns: the planned statuses (one per object length tried), or `nil` when no head was read.
+    package func plan(_ bytes: [UInt8]) -> [Int]? {
+        guard case .request(let request, _) = RequestHeadScanner.scan(ByteBuffer(bytes: bytes)) else { return nil }
+        let resolution = RequestResolution(
+            method: request.method, target: request.target, range: request.range, via: request.via,
+            readAhead: request.readAhead, components: components)
+        let record = AccessRecord(
+            method: request.method.rawValue, path: request.target, id: "fuzz", start: .now,
+            cors: components.configuration.cors.grant(requestOrigin: request.origin))
+        _ = record.logFields(status: 200, bytes: 0, result: .hit, milliseconds: 0)
+        switch resolution {
+        case .own(.preflight):
+            return [Int(Answer(preflightAsking: request.accessControlRequestHeaders, record: record).status.code)]
+        case .own: return [200]
+        case .refused(let status, _): return [status.code]
+        case .origin(let resolved):
+            var statuses: [Int] = []
+            for length: Int64 in [0, 1, 1000, 1 << 40, .max] {
+                let contentLength = resolved.key.range?.length ?? length
+                let metadata = EntryMetadata(
+                    key: resolved.key, status: 200, contentType: "video/mp2t", contentLength: contentLength,
+                    fetchedAt: Date(), completeLength: resolved.key.range == nil ? nil : length)
+                switch ObjectHead.make(metadata: metadata, requested: resolved.requested, result: .hit) {
+                case .send(let head): statuses.append(head.status.code)
+                case .unsatisfiable: statuses.append(416)
+                }
+            }
+            return statuses
+        }
+    }
+}
