@@ -7,8 +7,9 @@ import Synchronization
 /// Where each segment of recently served media playlists sits: which playlist lists it and at which position.
 ///
 /// The server uses it to read ahead in VOD playlists and MPDs (segment k served → fetch k+1…k+N) and to attribute
-/// segment traffic to its stream on the status page. Bounded: the `capacity` most recently served
-/// playlists are kept.
+/// segment traffic to its stream on the status page. Bounded in bytes (``defaultCapacityBytes`` for all the playlists
+/// it holds, each costed by ``estimatedBytes(of:)``), the least recently served going first: a count of playlists
+/// bounded nothing, since one VOD playlist of 50,000 short segments cost some 50 MB.
 final class SegmentIndex: Sendable {
     struct Position: Sendable, Hashable {
         var playlist: String
@@ -25,8 +26,23 @@ final class SegmentIndex: Sendable {
 
     private let state: Mutex<State>
 
-    init(capacity: Int = 32) {
-        state = Mutex(State(playlists: ClockMap(capacity: capacity)))
+    /// The default bound: 64 MiB for every playlist indexed.
+    static let defaultCapacityBytes = 64 << 20
+
+    /// - Parameter capacityBytes: the bound on the estimated bytes of the playlists held.
+    init(capacityBytes: Int = SegmentIndex.defaultCapacityBytes) {
+        state = Mutex(State(playlists: ClockMap(capacity: capacityBytes)))
+    }
+
+    /// What indexing `segments` costs in memory, estimated: per segment its key in the list and in the positions'
+    /// table (two entries, a dictionary's slack, the strings' allocations) and its URLs' bytes twice.
+    static func estimatedBytes(of segments: [CacheKey]) -> Int {
+        segments.reduce(0) { $0 + 512 + 2 * ($1.url.utf8.count + $1.fetchURL.utf8.count) }
+    }
+
+    /// The playlists held, and their estimated bytes.
+    var size: (playlists: Int, bytes: Int) {
+        state.withLock { ($0.playlists.count, $0.playlists.totalCost) }
     }
 
     /// Records (or replaces) the segments of the media playlist at `url`.
@@ -40,8 +56,8 @@ final class SegmentIndex: Sendable {
             for (index, key) in segments.enumerated() {
                 state.positions[key] = Position(playlist: url, index: index, readsAhead: readsAhead)
             }
-            let evicted = state.playlists.insert(segments, forKey: url)
-            for keys in evicted where keys != segments {
+            let evicted = state.playlists.insert(segments, forKey: url, cost: Self.estimatedBytes(of: segments))
+            for keys in evicted {
                 for key in keys {
                     if let playlist = state.positions[key]?.playlist, !state.playlists.contains(playlist) {
                         state.positions[key] = nil
