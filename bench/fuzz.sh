@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Fuzzes the parsers with libFuzzer (swift build -sanitize=fuzzer,address) and prints, per harness,
-# `fuzz_<name>_execs N` and `fuzz_<name>_crashes N`.
+# `fuzz_<name>_execs N`, `fuzz_<name>_crashes N`, `fuzz_<name>_coverage N` (libFuzzer's covered edges) and
+# `fuzz_<name>_functions N` (functions under Sources/ covered); for mpd also `fuzz_mpd_expansion_functions N`,
+# the functions of the segment expansion covered (MPD+Segments.swift: objectsByRepresentation, segmentRuns, ...).
 # Usage: bench/fuzz.sh [RUNS]   (RUNS per harness, default 10000000; HLSCACHE_FUZZ_TARGETS picks harnesses)
 # Crashes are kept in bench/out/fuzz/<name>/ (crash-*, oom-*, timeout-*): reproduce one with
 #   swift run hlscache-fuzz <name> FILE
@@ -66,16 +68,27 @@ for name in $targets; do
     mkdir -p "$work"
     log="$out/$name/log"
     set +e
-    HLSCACHE_FUZZ_TARGET="$name" "$bin" "$work" "$seeds" -runs="$runs" -max_len=4096 -rss_limit_mb=2048 \
-        -timeout=10 -artifact_prefix="$out/$name/" -print_final_stats=1 >"$log" 2>&1
+    # The request harness's cache directories go under the harness's own folder, not /tmp.
+    mkdir -p "$out/$name/tmp"
+    TMPDIR="$PWD/$out/$name/tmp" HLSCACHE_FUZZ_TARGET="$name" "$bin" "$work" "$seeds" -runs="$runs" -max_len=4096 -rss_limit_mb=2048 \
+        -timeout=10 -artifact_prefix="$out/$name/" -print_final_stats=1 -print_coverage=1 >"$log" 2>&1
     status=$?
     set -e
+    rm -rf "$out/$name/tmp"
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
     crashes=$(find "$out/$name" -maxdepth 1 \( -name 'crash-*' -o -name 'oom-*' -o -name 'timeout-*' \
         -o -name 'leak-*' \) | wc -l)
     if [ "$status" -ne 0 ] && [ "$crashes" -eq 0 ]; then crashes=1; fi
+    coverage=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | tr -dc '0-9')
+    functions=$(grep '^COVERED_FUNC: ' "$log" | grep -c '/Sources/' || true)
     echo "fuzz_${name}_execs ${execs:-0}"
     echo "fuzz_${name}_crashes $crashes"
+    echo "fuzz_${name}_coverage ${coverage:-0}"
+    echo "fuzz_${name}_functions ${functions:-0}"
+    if [ "$name" = mpd ]; then
+        expansion=$(grep '^COVERED_FUNC: ' "$log" | grep -c 'DASHManifest/Model/MPD+Segments.swift' || true)
+        echo "fuzz_mpd_expansion_functions ${expansion:-0}"
+    fi
     if [ "$crashes" -ne 0 ]; then
         echo "fuzz: $name found $crashes crash(es); see $log and $out/$name/" >&2
         tail -40 "$log" >&2

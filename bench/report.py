@@ -2,6 +2,7 @@
 """Writes bench/RESULTS.md and bench/results.png from `name value` lines (bench/run.sh all).
 
 Usage: bench/report.py FIGURES_FILE [OUT_DIR]
+       bench/report.py --fuzz FIGURES_FILE [OUT_DIR]   (bench/run.sh fuzz: only RESULTS.md's "Fuzzing" section)
 The chart needs matplotlib (bench/run.sh installs it from PyPI into a venv under ~/.cache); without it only
 RESULTS.md is written.
 """
@@ -90,8 +91,60 @@ def write_markdown(figures, out):
     lines += ["", "## Every figure", "", "| Figure | Value |", "|---|---|"]
     for name, value in figures.items():
         lines.append(f"| `{name}` | {value:g} |")
-    with open(os.path.join(out, "RESULTS.md"), "w") as f:
-        f.write("\n".join(lines) + "\n")
+    path = os.path.join(out, "RESULTS.md")
+    # The fuzzers run apart (bench/run.sh fuzz): their section is kept.
+    kept = fuzz_section(path)
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n" + (("\n" + kept) if kept else ""))
+
+
+FUZZ_HEADING = "## Fuzzing"
+
+
+def fuzz_section(path):
+    """The "Fuzzing" section of an existing RESULTS.md, heading included, or ""."""
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError:
+        return ""
+    start = text.find(FUZZ_HEADING)
+    return text[start:] if start >= 0 else ""
+
+
+def write_fuzz(figures, out):
+    """Replaces RESULTS.md's "Fuzzing" section with this run's figures, leaving the rest as it is."""
+    path = os.path.join(out, "RESULTS.md")
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError:
+        text = "# hlscache benchmark results\n"
+    start = text.find(FUZZ_HEADING)
+    if start >= 0:
+        text = text[:start]
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [
+        FUZZ_HEADING,
+        "",
+        f"Written by `bench/run.sh fuzz` on {now}; machine: {machine()}. libFuzzer with AddressSanitizer, one",
+        "process per harness over the harness's seeds (bench/fuzz.sh); coverage is libFuzzer's covered edges, functions",
+        "are hlscache's own functions covered.",
+        "",
+        "| Figure | Value | Target | Met |",
+        "|---|---|---|---|",
+    ]
+    for name, value in figures.items():
+        if name.endswith("_execs"):
+            target, ok = ">= 10000000", value >= 10_000_000
+        elif name.endswith("_crashes"):
+            target, ok = "= 0", value == 0
+        else:
+            target, ok = "", None
+        met = "-" if ok is None else ("yes" if ok else "**no**")
+        lines.append(f"| `{name}` | {value:g} | {target} | {met} |")
+    with open(path, "w") as f:
+        f.write(text.rstrip("\n") + "\n\n" + "\n".join(lines) + "\n")
 
 
 def write_chart(figures, out):
@@ -131,6 +184,10 @@ def write_chart(figures, out):
 
 
 def main():
+    if sys.argv[1] == "--fuzz":
+        figures = read(sys.argv[2])
+        write_fuzz(figures, sys.argv[3] if len(sys.argv) > 3 else os.path.dirname(os.path.abspath(__file__)))
+        return
     figures = read(sys.argv[1])
     out = sys.argv[2] if len(sys.argv) > 2 else os.path.dirname(os.path.abspath(__file__))
     write_markdown(figures, out)

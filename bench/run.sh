@@ -3,7 +3,15 @@
 # Usage: bench/run.sh [NAME]   (NAME: rewrite, dash, origin, cache, serve, live, llhls, fleet, prefetch, fuzz; all when omitted)
 set -euo pipefail
 # The fuzzers build apart, with sanitizers (bench/fuzz.sh; HLSCACHE_FUZZ_RUNS per harness, default 10 million).
-if [ "${1:-}" = fuzz ]; then exec "$(dirname "$0")/fuzz.sh" "${HLSCACHE_FUZZ_RUNS:-10000000}"; fi
+# Their figures go into RESULTS.md's "Fuzzing" section (bench/report.py --fuzz), the rest of it left as it is.
+if [ "${1:-}" = fuzz ]; then
+    cd "$(dirname "$0")/.."
+    fuzz_figures=$(mktemp)
+    bench/fuzz.sh "${HLSCACHE_FUZZ_RUNS:-10000000}" | tee "$fuzz_figures"
+    python3 bench/report.py --fuzz "$fuzz_figures" bench
+    rm -f "$fuzz_figures"
+    exit 0
+fi
 # On any exit, stops whatever a benchmark left running; never fails on a process already gone (set -e holds
 # inside the trap too: a bare failed kill there made the script exit 1 after printing its figures).
 cleanup() {
