@@ -72,18 +72,17 @@ public final class CachedOrigin: Sendable {
             parent: configuration.parent
         )
         do {
-            cache = try SegmentCache(
-                configuration: .init(
-                    directory: configuration.cacheDirectory,
-                    maxBytes: configuration.maxCacheBytes,
-                    log: { record in
-                        let level: Logger.Level = record.level == .debug ? .debug : .warning
-                        logger.log(
-                            level: level, "cache: \(record.message)", metadata: record.key.map { ["url": "\($0)"] })
-                    }
-                ),
-                source: source
+            var cacheConfiguration = SegmentCache.Configuration(
+                directory: configuration.cacheDirectory,
+                maxBytes: configuration.maxCacheBytes,
+                log: { record in
+                    let level: Logger.Level = record.level == .debug ? .debug : .warning
+                    logger.log(
+                        level: level, "cache: \(record.message)", metadata: record.key.map { ["url": "\($0)"] })
+                }
             )
+            cacheConfiguration.maxFills = configuration.maxFills
+            cache = try SegmentCache(configuration: cacheConfiguration, source: source)
         } catch {
             client.shutdown()
             blockingClient.shutdown()

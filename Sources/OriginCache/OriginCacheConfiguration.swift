@@ -27,6 +27,8 @@ public struct OriginCacheConfiguration: Sendable {
     public var originAccess = OriginAccess()
     /// The query parameters left out of cache keys.
     public var cacheKeys = CacheKeyPolicy()
+    /// The most origin fetches in flight at once (`--max-fills`); a miss past it is answered 503.
+    public var maxFills: Int = 1024
     /// The parent hlscache every origin fetch goes through (`--parent`); the origin client then reaches the parent's
     /// host alone, and the parent applies its own address policy to the origins.
     public var parent: ParentTier?

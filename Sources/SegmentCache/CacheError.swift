@@ -13,6 +13,8 @@ public struct CacheError: Error, Sendable, Hashable, CustomStringConvertible {
         case rangeOutOfBounds = "range_out_of_bounds"
         case closed
         case memoryBound = "memory_bound"
+        case tooManyFills = "too_many_fills"
+        case abandoned
     }
 
     private let code: Code
@@ -61,6 +63,19 @@ public struct CacheError: Error, Sendable, Hashable, CustomStringConvertible {
                 + "\(limit) bytes one fill may hold there; the cache directory's disk needs attention")
     }
 
+    /// ``Configuration/maxFills`` origin fetches are in flight already: this miss is refused (the server answers
+    /// 503 with `Retry-After`).
+    static func tooManyFills(key: CacheKey, limit: Int) -> CacheError {
+        CacheError(
+            .tooManyFills,
+            "\(limit) origin fetches are in flight already (--max-fills); \(key) was not fetched: try again shortly")
+    }
+
+    /// No reader read or waited for a fill for ``Configuration/abandonAfter``: it was stopped, not stored.
+    static func abandoned(key: CacheKey, after: Duration) -> CacheError {
+        CacheError(.abandoned, "no reader read the fill of \(key) for \(after): stopped, not stored")
+    }
+
     /// The cache was closed.
     static func closed(key: CacheKey) -> CacheError {
         CacheError(.closed, "the cache is closed; cannot serve \(key)")
@@ -81,6 +96,10 @@ public struct CacheError: Error, Sendable, Hashable, CustomStringConvertible {
     public static let rangeOutOfBoundsKind = CacheError(.rangeOutOfBounds, "range out of bounds")
     /// A fill past its memory bound; for matching with ``isSameKind(as:)``.
     public static let memoryBoundKind = CacheError(.memoryBound, "memory bound")
+    /// A miss refused past ``Configuration/maxFills``; for matching with ``isSameKind(as:)``.
+    public static let tooManyFillsKind = CacheError(.tooManyFills, "too many fills")
+    /// A fill stopped because nobody read it; for matching with ``isSameKind(as:)``.
+    public static let abandonedKind = CacheError(.abandoned, "abandoned")
     /// A closed cache; for matching with ``isSameKind(as:)``.
     public static let closedKind = CacheError(.closed, "closed")
 }

@@ -31,6 +31,13 @@ extension SegmentCache {
         /// instead of per hit. This process's own replacements and removals are seen at once; another process's,
         /// at most this much later. Zero checks on every hit.
         public var heldEntryRecheck: Duration = .milliseconds(10)
+        /// The most fills (origin fetches) in flight at once: each holds a temporary file and an origin connection.
+        /// A miss past it is refused (``CacheError/tooManyFillsKind``), so that abandoned requests cannot take the
+        /// process to its descriptor limit.
+        public var maxFills: Int = 1024
+        /// How long a fill goes on with no reader reading or waiting (every requester gone, or stalled) before it is
+        /// stopped and not stored; checked as its body arrives.
+        public var abandonAfter: Duration = .seconds(30)
         /// The most body bytes one fill holds in memory (default 64 MiB): its body goes there only once its temporary
         /// file cannot be written (a disk error), and stays until its slowest reader is done. Past this much the fill
         /// fails, cutting its readers short (never a clean end), rather than grow the process without bound.

@@ -108,6 +108,12 @@ extension SegmentCache {
         do {
             for try await chunk in response.body where !chunk.isEmpty {
                 try Task.checkCancellation()
+                if flight.isAbandoned(after: abandonAfterMilliseconds) {
+                    counters.abandonedFills.increment()
+                    let error = CacheError.abandoned(key: key, after: configuration.abandonAfter)
+                    log(.debug, "\(error)", key: key)
+                    throw error
+                }
                 received += Int64(chunk.count)
                 counters.originBytes.add(Int64(chunk.count), ordering: .relaxed)
                 if let announced = response.contentLength, received > announced {
@@ -136,6 +142,13 @@ extension SegmentCache {
         } else {
             counters.passThroughFills.increment()
         }
+    }
+
+    /// ``Configuration/abandonAfter`` in milliseconds.
+    private var abandonAfterMilliseconds: Int64 {
+        let (seconds, attoseconds) = configuration.abandonAfter.components
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1000)
+        return overflow ? .max : max(0, whole + attoseconds / 1_000_000_000_000_000)
     }
 
     /// Hands a chunk to the flight's readers, through the temporary file while there is one.
@@ -346,13 +359,16 @@ extension SegmentCache {
     ///   - executorPreference: where the fill's task goes on once the origin answers (the caller's event loop, so
     ///     that the head reaches the requester waiting there with no other thread to schedule); the global executor
     ///     when `nil`. Once the head is announced, the fill takes the body in on the global executor.
-    /// - Returns: whether a fill was started.
+    /// - Returns: whether a fill was started (never past ``Configuration/maxFills``: the fetch that follows is refused
+    ///   then).
     public func startFill(
         _ key: CacheKey, lookedUp: Bool = false, executorPreference: (any TaskExecutor)? = nil
     ) -> Bool {
         let digest = EntryDigest(key)
         let started = withState { state -> (Flight, UInt64)? in
-            guard state.flights[digest] == nil, !state.isClosed, !state.index.contains(digest) else { return nil }
+            guard state.flights[digest] == nil, !state.isClosed, !state.index.contains(digest),
+                state.flights.count < configuration.maxFills
+            else { return nil }
             let (flight, id) = makeFlight(key, digest: digest, in: &state)
             state.startedAhead.insert(digest)
             state.startingFills.insert(id)

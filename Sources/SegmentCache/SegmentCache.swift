@@ -122,6 +122,27 @@ public final class SegmentCache: Sendable {
     /// - Throws: the ``ObjectSource``'s error when the origin fails before answering (every requester of the
     ///   fill gets the same error); ``CacheError`` when the cache is closed; `CancellationError`.
     public func fetch(_ key: CacheKey, freshness: Freshness = .any) async throws -> CacheResponse {
+        var attempts = 0
+        while true {
+            let (response, otherViewers) = try await fetchOnce(key, freshness: freshness)
+            attempts += 1
+            // A fill started with another viewer's URL (their token, when tokens are left out of keys) answered
+            // something not kept: a 401 or 403 for their token, any non-2xx. That is theirs alone: this request
+            // asks again with its own URL (a few times at most, each joining or starting a fill of its own URL).
+            guard otherViewers, !response.isStored, !(200..<300).contains(response.metadata.status),
+                attempts < Self.maxRefetches
+            else { return response }
+            counters.refetchedForOwnURL.increment()
+        }
+    }
+
+    /// How many times a request whose joined fill answered another viewer's failure asks again.
+    static let maxRefetches = 3
+
+    /// One lookup or fill of `key`: the response, and whether it came from a fill of another URL with the same key.
+    private func fetchOnce(
+        _ key: CacheKey, freshness: Freshness
+    ) async throws -> (CacheResponse, otherViewers: Bool) {
         let digest = EntryDigest(key)
         if var hit = lookup(key, freshness: freshness) {
             if withState({ $0.claimEndedAhead(digest, by: key) }) != nil {
@@ -131,17 +152,27 @@ public final class SegmentCache: Sendable {
             } else {
                 counters.hits.increment()
             }
-            return hit
+            return (hit, false)
         }
-        let (flight, isLeader) = try withState { (state) throws(CacheError) -> (Flight, Bool) in
-            guard !state.isClosed else { throw CacheError.closed(key: key) }
-            if let flight = state.flights[digest] {
-                // The request that started it ahead leads it (counted as the miss); another viewer's joins it.
-                let leads = flight.key.fetchURL == key.fetchURL && state.startedAhead.remove(digest) != nil
-                return (flight, leads)
+        let flight: Flight
+        let isLeader: Bool
+        do throws(CacheError) {
+            (flight, isLeader) = try withState { (state) throws(CacheError) -> (Flight, Bool) in
+                guard !state.isClosed else { throw CacheError.closed(key: key) }
+                if let flight = state.flights[digest] {
+                    // The request that started it ahead leads it (counted as the miss); another viewer's joins it.
+                    let leads = flight.key.fetchURL == key.fetchURL && state.startedAhead.remove(digest) != nil
+                    return (flight, leads)
+                }
+                if let ended = state.claimEndedAhead(digest, by: key) { return (ended, true) }
+                guard state.flights.count < configuration.maxFills else {
+                    throw CacheError.tooManyFills(key: key, limit: configuration.maxFills)
+                }
+                return (startFill(key, digest: digest, in: &state), true)
             }
-            if let ended = state.claimEndedAhead(digest, by: key) { return (ended, true) }
-            return (startFill(key, digest: digest, in: &state), true)
+        } catch {
+            if error.isSameKind(as: .tooManyFillsKind) { counters.fillsRefused.increment() }
+            throw error
         }
         if isLeader {
             counters.misses.increment()
@@ -150,7 +181,7 @@ public final class SegmentCache: Sendable {
         }
         let head = try await flight.head()
         let disposition: CacheResponse.Disposition = head.isFromStore ? .hit : isLeader ? .miss : .joined
-        return CacheResponse(
+        let response = CacheResponse(
             disposition: disposition,
             metadata: head.metadata,
             isStored: head.isStored,
@@ -159,6 +190,7 @@ public final class SegmentCache: Sendable {
             start: 0,
             chunkSize: configuration.readChunkSize
         )
+        return (response, flight.key.fetchURL != key.fetchURL)
     }
 
     /// Creates the flight of `key` and starts the task that fills it; called under the state lock, with no flight of
@@ -205,8 +237,8 @@ public final class SegmentCache: Sendable {
 
     /// The cache's counters, and the entries and bytes this process knows of.
     public var statistics: Statistics {
-        let (entries, bytes) = withState { ($0.index.count, $0.index.totalBytes) }
-        return counters.snapshot(entries: entries, bytes: bytes)
+        let (entries, bytes, fills) = withState { ($0.index.count, $0.index.totalBytes, $0.flights.count) }
+        return counters.snapshot(entries: entries, bytes: bytes, fillsInFlight: fills)
     }
 
     // MARK: Reporting

@@ -25,6 +25,15 @@ extension SegmentCache {
         public var diskErrors: Int
         /// Body bytes received from the origin.
         public var originBytes: Int64
+        /// Fills (origin fetches) in flight now.
+        public var fillsInFlight: Int = 0
+        /// Misses refused because ``Configuration/maxFills`` fills were in flight.
+        public var fillsRefused: Int = 0
+        /// Fills stopped because no reader read them for ``Configuration/abandonAfter``.
+        public var abandonedFills: Int = 0
+        /// Requests that joined another viewer's fill (another URL, one key), got an answer not kept (a 403 for the
+        /// other's token, a 404…) and asked again with their own URL.
+        public var refetchedForOwnURL: Int = 0
         /// Entries this process knows of.
         public var entries: Int
         /// Bytes those entries take, headers included.
@@ -46,8 +55,11 @@ extension SegmentCache {
         let diskFull = Atomic<Bool>(false)
         let diskErrors = Atomic<Int>(0)
         let originBytes = Atomic<Int64>(0)
+        let fillsRefused = Atomic<Int>(0)
+        let abandonedFills = Atomic<Int>(0)
+        let refetchedForOwnURL = Atomic<Int>(0)
 
-        func snapshot(entries: Int, bytes: Int64) -> Statistics {
+        func snapshot(entries: Int, bytes: Int64, fillsInFlight: Int) -> Statistics {
             Statistics(
                 hits: hits.load(ordering: .relaxed),
                 misses: misses.load(ordering: .relaxed),
@@ -60,6 +72,10 @@ extension SegmentCache {
                 diskFullEvictions: diskFullEvictions.load(ordering: .relaxed),
                 diskErrors: diskErrors.load(ordering: .relaxed),
                 originBytes: originBytes.load(ordering: .relaxed),
+                fillsInFlight: fillsInFlight,
+                fillsRefused: fillsRefused.load(ordering: .relaxed),
+                abandonedFills: abandonedFills.load(ordering: .relaxed),
+                refetchedForOwnURL: refetchedForOwnURL.load(ordering: .relaxed),
                 entries: entries,
                 bytes: bytes
             )

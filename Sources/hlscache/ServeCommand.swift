@@ -26,7 +26,8 @@ struct ServeCommand: AsyncParsableCommand {
             .value("playlist-grace"), .value("manifest-timeout"),
             .value("shutdown-grace"),
             .value("log-format"), .value("log-level"), .value("memory-cache-size"), .flag("no-event-loop-hits"),
-            .value("max-connections"), .value("request-head-timeout"), .value("idle-timeout"), .value("send-timeout"),
+            .value("max-connections"), .value("max-fills"), .value("request-head-timeout"), .value("idle-timeout"),
+            .value("send-timeout"),
             .repeated("cors-origin"), .value("admin-token"), .value("node-name"), .value("fleet-url"),
             .value("fleet-token"), .value("parent"),
         ]
@@ -102,6 +103,13 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(help: "Most connections served at once (also bounded by the open-file limit, raised at start).")
     var maxConnections = 4096
+
+    @Option(
+        help: """
+            Most origin fetches in flight at once (also bounded by the open-file limit); past it a miss is answered \
+            503 with Retry-After.
+            """)
+    var maxFills = 1024
 
     @Option(help: "Seconds a connection may take to send a complete request head.")
     var requestHeadTimeout: Double = 10
@@ -191,6 +199,8 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.manifestTimeout = try seconds(manifestTimeout, "--manifest-timeout", minimum: 0.1)
         guard maxConnections > 0 else { throw ValidationError("--max-connections must be 1 or more") }
         configuration.maxConnections = maxConnections
+        guard (1...1_000_000).contains(maxFills) else { throw ValidationError("--max-fills must be 1 to 1000000") }
+        configuration.maxFills = maxFills
         configuration.requestHeadTimeout = try seconds(requestHeadTimeout, "--request-head-timeout", minimum: 0.001)
         configuration.idleTimeout = try seconds(idleTimeout, "--idle-timeout", minimum: 0.001)
         configuration.sendTimeout = try seconds(sendTimeout, "--send-timeout", minimum: 0.001)

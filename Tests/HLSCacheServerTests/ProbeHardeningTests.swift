@@ -228,3 +228,40 @@ struct NegativeAnswerTests {
         }
     }
 }
+
+/// Item 2: misses abandoned by their clients, by the hundred.
+@Suite("Hardening probe: abandoned misses", .serialized)
+struct AbandonedMissTests {
+    @Test("item 2: abandoned misses of slow objects are bounded by --max-fills; the rest get 503; health answers")
+    func abandonedMissesAreBounded() async throws {
+        try await StreamOrigin.withRunning { origin in
+            let server = try await ServerProcess.start(
+                arguments: ["--allow-host", "127.0.0.1", "--max-fills", "32", "--prefetch", "0"])
+            for index in 0..<200 { origin.set("/slow/\(index).ts", .delayedStatus(.seconds(3), 404)) }
+            for index in 0..<200 {
+                let connection = try RawConnection(port: server.port)
+                connection.send(RawConnection.request("GET", "/o/http/127.0.0.1:\(origin.port)/slow/\(index).ts"))
+                connection.close()
+            }
+            var refused = 0.0
+            for _ in 0..<100 where refused < 100 {
+                try await Task.sleep(for: .milliseconds(50))
+                refused = try await server.metric("hlscache_fills_refused_total")
+            }
+            #expect(refused >= 100, "\(refused) misses refused")
+            #expect(try await server.metric("hlscache_fills_in_flight") <= 32)
+            let started = ContinuousClock.now
+            #expect(try await TestHTTP.get(server.url("/healthz")).status == 200)
+            #expect(ContinuousClock.now - started < .seconds(1))
+            let descriptors =
+                (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(server.process.processIdentifier)/fd"))?
+                .count ?? 0
+            #expect(descriptors < 400, "\(descriptors) descriptors open")
+            // A client that stays gets the refusal with when to ask again.
+            origin.set("/slow/late.ts", .delayedStatus(.seconds(3), 404))
+            let late = try await TestHTTP.get(server.proxied(origin.url("/slow/late.ts")))
+            #expect(late.status == 503 && late.header("retry-after") == "1", "\(late.status) \(late.text)")
+            await server.stop()
+        }
+    }
+}

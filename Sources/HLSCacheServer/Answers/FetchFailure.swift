@@ -2,6 +2,7 @@ import HTTPTypes
 import Logging
 import OriginCache
 import OriginClient
+import SegmentCache
 
 /// What a failed fetch tells the player and the log: the one place where an error, or an origin's non-2xx answer,
 /// becomes an HTTP status with a one-line reason.
@@ -17,6 +18,7 @@ import OriginClient
 /// | any other origin failure (DNS, connect, reset, TLS…) | 502 | yes |
 /// | origin answered 4xx | the same 4xx | no |
 /// | origin answered 5xx (or another non-2xx) | 502 | 5xx only |
+/// | `--max-fills` origin fetches in flight already | 503 with `Retry-After: 1` | no |
 /// | anything else (a disk error, a rendering lost) | 502 | no |
 struct FetchFailure: Sendable {
     /// The status the player gets.
@@ -25,6 +27,8 @@ struct FetchFailure: Sendable {
     let reason: String
     /// Why a stale copy is served instead, when one may be: the origin failed, not the request or the cache.
     let staleReason: String?
+    /// Seconds the player is told to wait before asking again (`Retry-After`), for a refusal that passes.
+    private(set) var retryAfter: Int?
     /// What is logged when the failure is answered (the access log line always is).
     private let logLine: (level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata)?
 
@@ -46,6 +50,11 @@ struct FetchFailure: Sendable {
             self.init(
                 RequestResolution.loopDetected, loop.description, stale: nil,
                 log: (.error, "parent loop", ["url": "\(loop.url)", "parent": "\(loop.parent)"]))
+            return
+        }
+        if let error = error as? CacheError, error.isSameKind(as: .tooManyFillsKind) {
+            self.init(.serviceUnavailable, error.description, stale: nil, log: nil)
+            retryAfter = 1
             return
         }
         guard let error = error as? OriginError else {
@@ -101,6 +110,8 @@ struct FetchFailure: Sendable {
     /// Logs the failure and answers it.
     func answer(record: AccessRecord, logger: Logger) -> Answer {
         if let logLine { logger.log(level: logLine.level, logLine.message, metadata: logLine.metadata) }
-        return Answer(failure: status, reason: reason, record: record)
+        var answer = Answer(failure: status, reason: reason, record: record)
+        if let retryAfter { answer.setField(.retryAfter, to: String(retryAfter)) }
+        return answer
     }
 }

@@ -57,6 +57,9 @@ public struct ServerConfiguration: Sendable {
     /// The most connections served at once (lowered at start to what the open-file limit allows); past it, a new
     /// connection's request is answered 503 and the connection closed.
     public var maxConnections: Int = 4096
+    /// The most origin fetches in flight at once (`--max-fills`; lowered at start to an eighth of the open-file
+    /// limit): past it a miss is answered 503 with `Retry-After`.
+    public var maxFills: Int = 1024
     /// How long a connection may take to send a complete request head, from its opening or a request's first byte.
     public var requestHeadTimeout: Duration = .seconds(10)
     /// How long a connection may stay idle between requests.
@@ -109,6 +112,7 @@ public struct ServerConfiguration: Sendable {
         originCache.originAccess = originAccess
         originCache.cacheKeys = cacheKeys
         originCache.parent = parent
+        originCache.maxFills = maxFills
         return originCache
     }
 

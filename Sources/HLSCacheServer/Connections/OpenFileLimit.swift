@@ -31,6 +31,22 @@ enum OpenFileLimit {
         return (before, Int(clamping: raised.rlim_cur))
     }
 
+    /// How many fills (each a temporary file and an origin socket) may be in flight within the limit the process can
+    /// raise its open files to: an eighth of it (at least 8), so that fills keep well inside the quarter
+    /// ``connectionLimit(openFiles:requested:)`` leaves for the cache and the origin client.
+    /// - Parameter requested: `--max-fills`.
+    /// - Returns: the smaller of the two.
+    static func fillLimit(requested: Int) -> Int {
+        #if canImport(Glibc)
+        let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+        #else
+        let resource = RLIMIT_NOFILE
+        #endif
+        var limit = rlimit()
+        guard getrlimit(resource, &limit) == 0 else { return requested }
+        return max(1, min(requested, max(8, Int(clamping: limit.rlim_max) / 8)))
+    }
+
     /// How many connections fit in `openFiles` descriptors: a quarter (at least 32) stays for the cache's files,
     /// the origin client's sockets and the listening socket, and up to another quarter for the entries the cache
     /// keeps open for hits.

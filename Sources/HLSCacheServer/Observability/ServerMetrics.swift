@@ -53,6 +53,13 @@ final class ServerMetrics: Sendable {
     private let eventLoopHits: [CoreMetrics.Counter]
     private let servedTotal = Atomic<Int64>(0)
     private let lastSeen = Mutex<(deduplicated: Int, diskErrors: Int, diskFull: Int)>((0, 0, 0))
+    /// `hlscache_fills_in_flight`: origin fetches in flight now (at most `--max-fills`).
+    private let fillsInFlight: CoreMetrics.Gauge
+    /// `hlscache_fills_refused_total`, `hlscache_fills_abandoned_total`, `hlscache_fills_refetched_total`: misses
+    /// refused past `--max-fills`, fills stopped because nobody read them, and requests that asked again with their
+    /// own URL after another viewer's fill answered a failure (brought up to date from the cache's counters).
+    private let fillCounters: [CoreMetrics.Counter]
+    private let lastFillCounts = Mutex<[Int]>([0, 0, 0])
 
     init() {
         factory = PrometheusMetricsFactory(registry: registry)
@@ -76,7 +83,11 @@ final class ServerMetrics: Sendable {
         diskErrors = CoreMetrics.Counter(label: "hlscache_cache_disk_errors_total", factory: factory)
         diskFullEvictions = CoreMetrics.Counter(label: "hlscache_cache_disk_full_evictions_total", factory: factory)
         playlistRenders = CoreMetrics.Counter(label: "hlscache_playlist_renders_total", factory: factory)
+        fillsInFlight = CoreMetrics.Gauge(label: "hlscache_fills_in_flight", factory: factory)
         let factory = factory
+        fillCounters = ["refused", "abandoned", "refetched"].map {
+            CoreMetrics.Counter(label: "hlscache_fills_\($0)_total", factory: factory)
+        }
         eventLoopHits = HitBodyKind.allCases.enumerated().map { index, body in
             precondition(index == body.index)
             return CoreMetrics.Counter(
@@ -193,6 +204,15 @@ final class ServerMetrics: Sendable {
             return deltas
         }
         if deduplicated > 0 { fillsDeduplicated.increment(by: deduplicated) }
+        fillsInFlight.record(cache.fillsInFlight)
+        let counts = [cache.fillsRefused, cache.abandonedFills, cache.refetchedForOwnURL]
+        let before = lastFillCounts.withLock { seen in
+            defer { seen = counts }
+            return seen
+        }
+        for (index, counter) in fillCounters.enumerated() where counts[index] > before[index] {
+            counter.increment(by: counts[index] - before[index])
+        }
         if disk > 0 { diskErrors.increment(by: disk) }
         if full > 0 { diskFullEvictions.increment(by: full) }
         var output: [UInt8] = []

@@ -57,6 +57,7 @@ final class ServerComponents: Sendable {
         observability = Observability(logger: logger, metrics: metrics)
         var originCache = configuration.originCache
         originCache.addressPolicy = policy
+        originCache.maxFills = OpenFileLimit.fillLimit(requested: configuration.maxFills)
         placement = ThreadPlacement.current(for: configuration)
         originCache.originAccess.workerProcessors = placement.processors
         origin = try CachedOrigin(configuration: originCache, metrics: metrics, logger: logger)

@@ -17,6 +17,9 @@ final class Flight: Sendable {
     private let waiterIDs = Atomic<Int>(0)
     private let invalidated = Atomic<Bool>(false)
     private let onReadError: @Sendable (SystemError) -> Void
+    /// When a reader last asked for the head or for bytes (`CLOCK_MONOTONIC_COARSE`, ms): a fill nobody reads is
+    /// abandoned after a while (``isAbandoned(after:)``).
+    private let lastRead = Atomic<Int64>(Flight.now())
     /// The temporary file made for this fill ahead of the origin's answer, if any (``SegmentCache/startFill(_:lookedUp:)``).
     let preparedFile = PreparedFileSlot()
 
@@ -42,6 +45,7 @@ final class Flight: Sendable {
     /// Waits for the origin's answer.
     /// - Throws: the fill's error, or `CancellationError`.
     func head() async throws -> FlightHead {
+        lastRead.store(Self.now(), ordering: .relaxed)
         while true {
             switch machine.withLock({ $0.headAction() }) {
             case .head(let head): return head
@@ -57,6 +61,7 @@ final class Flight: Sendable {
     func read(
         at position: Int64, maxCount: Int, isolation: isolated (any Actor)? = #isolation
     ) async throws -> [UInt8]? {
+        lastRead.store(Self.now(), ordering: .relaxed)
         while true {
             switch machine.withLock({ $0.read(at: position, maxCount: maxCount) }) {
             case .readFile(let file, let offset, let count):
@@ -92,6 +97,20 @@ final class Flight: Sendable {
         } onCancel: {
             machine.withLock { $0.removeWaiter(id) }?.resume(throwing: CancellationError())
         }
+    }
+
+    /// Whether no reader waits for the fill and none has read from it for `milliseconds`: every requester has gone
+    /// (or stopped reading), and the rest of the body would be fetched for nobody.
+    func isAbandoned(after milliseconds: Int64) -> Bool {
+        guard Self.now() &- lastRead.load(ordering: .relaxed) > milliseconds else { return false }
+        return !machine.withLock { $0.hasWaiters }
+    }
+
+    /// `CLOCK_MONOTONIC_COARSE` in milliseconds.
+    private static func now() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC_COARSE, &now)
+        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
     }
 
     // MARK: The fill

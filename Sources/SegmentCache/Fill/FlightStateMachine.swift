@@ -148,6 +148,9 @@ struct FlightStateMachine<Waiter> {
     }
 
     /// Registers a waiter, or hands it back when what it waits for is already there.
+    /// Whether any reader waits for the head or for bytes.
+    var hasWaiters: Bool { !waiters.isEmpty }
+
     mutating func addWaiter(_ id: Int, for condition: FlightWaitCondition, _ waiter: Waiter) -> Waiter? {
         if isSatisfied(condition) { return waiter }
         waiters[id] = (condition, waiter)

@@ -59,7 +59,8 @@ final class FakeOrigin: ObjectSource {
     func fetch(_ key: CacheKey) async throws -> SourceResponse {
         let behaviour = state.withLock { state in
             state.fetches[key, default: 0] += 1
-            return state.behaviours[key.url] ?? Behaviour()
+            // A behaviour set for the exact URL fetched (another viewer's token) wins over the key's.
+            return state.behaviours[key.fetchURL] ?? state.behaviours[key.url] ?? Behaviour()
         }
         let whole = body(of: key.url)
         let bytes = key.range.map { Array(whole[Int($0.offset)..<Int($0.upperBound)]) } ?? whole
