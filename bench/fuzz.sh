@@ -3,7 +3,8 @@
 # `fuzz_<name>_execs N`, `fuzz_<name>_crashes N`, `fuzz_<name>_coverage N` (libFuzzer's covered edges) and
 # `fuzz_<name>_functions N` (functions under Sources/ covered); for mpd also `fuzz_mpd_expansion_functions N`,
 # the functions of the segment expansion covered (MPD+Segments.swift: objectsByRepresentation, segmentRuns, ...).
-# Usage: bench/fuzz.sh [RUNS]   (RUNS per harness, default 10000000; HLSCACHE_FUZZ_TARGETS picks harnesses)
+# Usage: bench/fuzz.sh [RUNS]   (RUNS per harness, default 10000000; HLSCACHE_FUZZ_TARGETS picks harnesses,
+#        HLSCACHE_FUZZ_JOBS how many run at once, default 1)
 # Crashes are kept in bench/out/fuzz/<name>/ (crash-*, oom-*, timeout-*): reproduce one with
 #   swift run hlscache-fuzz <name> FILE
 # and turn it into a regression test before fixing it.
@@ -62,16 +63,20 @@ seed_dir() {
     echo "$dir"
 }
 
-for name in $targets; do
+# One harness: fuzzes it and writes its figures to $out/<name>/figures.
+fuzz_one() {
+    local name=$1 seeds work log status execs crashes coverage functions expansion
     seeds=$(seed_dir "$name")
     work="$out/$name/corpus"
     mkdir -p "$work"
     log="$out/$name/log"
+    rm -f "$out/$name/figures"
     set +e
     # The request harness's cache directories go under the harness's own folder, not /tmp.
     mkdir -p "$out/$name/tmp"
-    TMPDIR="$PWD/$out/$name/tmp" HLSCACHE_FUZZ_TARGET="$name" "$bin" "$work" "$seeds" -runs="$runs" -max_len=4096 -rss_limit_mb=2048 \
-        -timeout=10 -artifact_prefix="$out/$name/" -print_final_stats=1 -print_coverage=1 >"$log" 2>&1
+    TMPDIR="$PWD/$out/$name/tmp" HLSCACHE_FUZZ_TARGET="$name" "$bin" "$work" "$seeds" -runs="$runs" -max_len=4096 \
+        -rss_limit_mb=2048 -timeout=10 -artifact_prefix="$out/$name/" -print_final_stats=1 -print_coverage=1 \
+        >"$log" 2>&1
     status=$?
     set -e
     rm -rf "$out/$name/tmp"
@@ -81,16 +86,27 @@ for name in $targets; do
     if [ "$status" -ne 0 ] && [ "$crashes" -eq 0 ]; then crashes=1; fi
     coverage=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | tr -dc '0-9')
     functions=$(grep '^COVERED_FUNC: ' "$log" | grep -c '/Sources/' || true)
-    echo "fuzz_${name}_execs ${execs:-0}"
-    echo "fuzz_${name}_crashes $crashes"
-    echo "fuzz_${name}_coverage ${coverage:-0}"
-    echo "fuzz_${name}_functions ${functions:-0}"
-    if [ "$name" = mpd ]; then
-        expansion=$(grep '^COVERED_FUNC: ' "$log" | grep -c 'DASHManifest/Model/MPD+Segments.swift' || true)
-        echo "fuzz_mpd_expansion_functions ${expansion:-0}"
-    fi
+    {
+        echo "fuzz_${name}_execs ${execs:-0}"
+        echo "fuzz_${name}_crashes $crashes"
+        echo "fuzz_${name}_coverage ${coverage:-0}"
+        echo "fuzz_${name}_functions ${functions:-0}"
+        if [ "$name" = mpd ]; then
+            expansion=$(grep '^COVERED_FUNC: ' "$log" | grep -c 'DASHManifest/Model/MPD+Segments.swift' || true)
+            echo "fuzz_mpd_expansion_functions ${expansion:-0}"
+        fi
+    } >"$out/$name/figures"
     if [ "$crashes" -ne 0 ]; then
         echo "fuzz: $name found $crashes crash(es); see $log and $out/$name/" >&2
         tail -40 "$log" >&2
     fi
+}
+
+# HLSCACHE_FUZZ_JOBS harnesses at once (default 1; each is one process on one core).
+jobs="${HLSCACHE_FUZZ_JOBS:-1}"
+for name in $targets; do
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+    fuzz_one "$name" &
 done
+wait
+for name in $targets; do cat "$out/$name/figures"; done

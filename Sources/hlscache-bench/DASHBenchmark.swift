@@ -1,6 +1,7 @@
 import DASHManifest
 import Foundation
 import HLSPlaylist
+import SegmentCache
 
 /// `hlscache-bench dash-generate FILE` writes the benchmark's MPD; `hlscache-bench dash FILE` times parse +
 /// rewrite + serialize of it (`dash_rewrite_ms`), the same work `bench/tools/dash_lxml.py` does with lxml.
@@ -49,5 +50,46 @@ enum DASHBenchmark {
         let urls = String(decoding: bytes, as: UTF8.self).components(separatedBy: "SegmentURL media=").count - 1
         print("dash_mpd_urls \(urls)")
         print("dash_rewrite_ms \(String(format: "%.2f", median))")
+        try expansionWorstCases()
+    }
+
+    /// The render's worst cases that the expansion limits let through, and the probe's MPD they refuse: how long the
+    /// responder's task (on an event loop's thread) can spend on one MPD.
+    /// - `dash_expand_100k_ms`: parse, rewrite and list the segments (with their keys) of an MPD at the limit:
+    ///   four Representations of 25,000 segments from a 200-character template.
+    /// - `dash_expand_refused_ms`: the same for the hardening probe's 2.5 KB MPD (1.5 million URLs of 2 KB), which
+    ///   is refused by counting.
+    static func expansionWorstCases() throws {
+        let url = "https://origin.example.com/live/manifest.mpd"
+        let mapping = URIMapping.proxy(base: "http://127.0.0.1:8080")
+        func mpd(template: String, period: String, representations: Int) -> [UInt8] {
+            let reps = (0..<representations).map { "<Representation id=\"v\($0)\" bandwidth=\"1\"/>" }.joined()
+            return Array(
+                """
+                <MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="static" mediaPresentationDuration="\(period)">
+                <Period><AdaptationSet><SegmentTemplate media="\(template)" duration="1"/>\(reps)</AdaptationSet>
+                </Period></MPD>
+                """.utf8)
+        }
+        func render(_ bytes: [UInt8]) -> Int {
+            guard let rewritten = try? MPDManifest.rewrite(bytes, url: url, mapping: mapping),
+                let listed = try? rewritten.mpd.objectsByRepresentation(documentURL: url)
+            else { return 0 }
+            return listed.reduce(0) { sum, representation in
+                sum + representation.objects.reduce(0) { $0 + CacheKey(url: $1.url).url.utf8.count }
+            }
+        }
+        let atLimit = mpd(
+            template: String(repeating: "p", count: 190) + "/$RepresentationID$/$Number%08d$.m4s", period: "PT25000S",
+            representations: 4)
+        var listed = 0
+        let worst = medianMilliseconds(runs: 5) { listed = render(atLimit) }
+        precondition(listed > 0, "the MPD at the limit was refused")
+        print("dash_expand_100k_ms \(String(format: "%.1f", worst))")
+        let probe = mpd(
+            template: String(repeating: "a", count: 2_000) + "$Number$.m4s", period: "PT500000S", representations: 3)
+        let refused = medianMilliseconds(runs: 11) { listed = render(probe) }
+        precondition(listed == 0, "the probe's MPD was listed")
+        print("dash_expand_refused_ms \(String(format: "%.3f", refused))")
     }
 }
