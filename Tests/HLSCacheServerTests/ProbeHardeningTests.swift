@@ -227,6 +227,25 @@ struct NegativeAnswerTests {
             #expect(answer.status == 200 && answer.text == "two", "\(answer.status) \(answer.text)")
         }
     }
+
+    @Test("item 8: a live segment's 404 is remembered for half a target duration at most")
+    func liveNegativeEntryIsShort() async throws {
+        try await withServer { server, origin in
+            origin.set("/neg2/live.m3u8", Self.playlist(1...1))
+            origin.set("/neg2/seg1.ts", .body("one", contentType: "video/mp2t"))
+            origin.set("/neg2/seg2.ts", .status(404))
+            #expect(try await TestHTTP.get(server.proxied(origin.url("/neg2/live.m3u8"))).status == 200)
+            let segment = server.proxied(origin.url("/neg2/seg2.ts"))
+            #expect(try await TestHTTP.get(segment).status == 404)
+            #expect(try await TestHTTP.get(segment).status == 404)
+            #expect(origin.count("/neg2/seg2.ts") == 1, "the 404 was not remembered at all")
+            // Published; the playlist is not asked for again. Half a target duration (0.5 s) later: fetched anew.
+            origin.set("/neg2/seg2.ts", .body("two", contentType: "video/mp2t"))
+            try await Task.sleep(for: .milliseconds(700))
+            let answer = try await TestHTTP.get(segment)
+            #expect(answer.status == 200 && answer.text == "two", "\(answer.status) \(answer.text)")
+        }
+    }
 }
 
 /// Item 2: misses abandoned by their clients, by the hundred.

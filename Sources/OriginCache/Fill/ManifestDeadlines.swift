@@ -17,6 +17,9 @@ final class ManifestDeadlines: Sendable {
     let manifestTimeout: Duration
     /// Manifests parsed before, by URL: their live period, or 0 when not live.
     private let live = Mutex<[String: TimeInterval]>([:])
+    /// The directories (URL up to its last `/`) of live manifests, with their refresh periods: their segments are
+    /// live segments, whose 404 must not outlive half a period (``liveSegmentPeriod(of:)``).
+    private let liveDirectories = Mutex<[String: TimeInterval]>([:])
 
     init(manifestTimeout: Duration) {
         self.manifestTimeout = manifestTimeout
@@ -39,5 +42,27 @@ final class ManifestDeadlines: Sendable {
             // 0: a manifest, not live (its deadline is manifestTimeout).
             live[url] = livePeriod.map { max(Self.liveFloor, $0) } ?? 0
         }
+        guard let livePeriod, livePeriod > 0 else { return }
+        let directory = Self.directory(of: url)
+        liveDirectories.withLock { directories in
+            if directories[directory] == nil, directories.count >= Self.capacity {
+                directories.removeAll(keepingCapacity: true)
+            }
+            directories[directory] = livePeriod
+        }
+    }
+
+    /// The refresh period of a live manifest in the directory of `url`, if one was parsed: `url` is then taken for
+    /// one of its segments.
+    func liveSegmentPeriod(of url: String) -> TimeInterval? {
+        let directory = Self.directory(of: url)
+        return liveDirectories.withLock { $0[directory] }
+    }
+
+    /// `url` up to its path's last `/` (no query).
+    private static func directory(of url: String) -> String {
+        let path = url.prefix { $0 != "?" && $0 != "#" }
+        guard let slash = path.lastIndex(of: "/") else { return String(path) }
+        return String(path[...slash])
     }
 }

@@ -79,9 +79,13 @@ struct OriginObjectSource: ObjectSource {
         let directives = CacheDirectives(header: response.header)
         guard response.isSuccess else {
             let negative = [404, 410].contains(response.status) && negativeTTL > .zero && !guess.isManifest
+            // A live stream's segment asked for before it is published: remembered for half a refresh period at
+            // most, so that it is fetched again before the next playlist can list it.
+            let seconds = deadlines.liveSegmentPeriod(of: key.url).map { min(negativeTTL.seconds, $0 / 2) }
             return SourceResponse(
                 status: response.status, cacheable: negative && !directives.noStore, contentType: "text/plain",
-                contentLength: 0, expiry: negative ? Date().addingTimeInterval(negativeTTL.seconds) : nil,
+                contentLength: 0,
+                expiry: negative ? Date().addingTimeInterval(seconds ?? negativeTTL.seconds) : nil,
                 kind: guess.rawValue, body: SourceBody(chunks: []))
         }
         var chunks = response.body.makeAsyncIterator()
