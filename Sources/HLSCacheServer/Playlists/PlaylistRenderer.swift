@@ -20,7 +20,18 @@ struct PlaylistRenderer {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(Int(clamping: min(response.metadata.contentLength ?? 0, 64 << 20)))
         for try await chunk in response.body { bytes.append(contentsOf: chunk) }
-        let rendered = try render(key: key, metadata: response.metadata, bytes: bytes)
+        let rendered: RenderedPlaylist
+        if bytes.count > Self.renderedOnPoolBytes || response.metadata.objectKind == .dashManifest {
+            // A large playlist, or any MPD (a few hundred bytes of template can list the expansion's limit of
+            // segments: some 0.3 s, `dash_expand_100k_ms`), renders on the concurrency pool, not on the event loop
+            // whose hits would wait for it.
+            let metadata = response.metadata
+            rendered = try await withTaskExecutorPreference(globalConcurrentExecutor) {
+                try render(key: key, metadata: metadata, bytes: bytes)
+            }
+        } else {
+            rendered = try render(key: key, metadata: response.metadata, bytes: bytes)
+        }
         if response.isStored {
             components.memory.playlists.keep(rendered, of: key, fetchedAt: response.metadata.fetchedAt)
         }
@@ -132,6 +143,10 @@ struct PlaylistRenderer {
             liveStaleLimitSeconds: PlaylistFreshness.liveStaleLimitSeconds(targetDuration: playlist.targetDuration),
             newestSegments: newest)
     }
+
+    /// The size past which a playlist is rendered on the concurrency pool rather than where its request runs (MPDs
+    /// always are).
+    static let renderedOnPoolBytes = 256 << 10
 
     /// How many of a live manifest's newest segments are looked at for a remembered 404 at each new version.
     static let negativeCheckCount = 8
