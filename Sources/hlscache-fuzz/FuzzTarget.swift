@@ -43,15 +43,15 @@ enum FuzzTarget: String, CaseIterable {
         }
     }
 
-    /// As the server takes an MPD: parsed at the fill, rewritten at the render, and every Representation's segments
-    /// listed for the read-ahead index (the expansion), each made a cache key.
+    /// As the server takes an MPD: parsed and rewritten (the render; the fill's parse is the same reader), and every
+    /// Representation's segments listed for the read-ahead index (the expansion, counted and checked as the server's
+    /// is, listing at most a few dozen so that the run goes to the next input), each made a cache key.
     private static func mpd(_ bytes: [UInt8]) {
         let url = "https://origin.example/dash/manifest.mpd?token=abc"
         _ = MPDManifest.looksLikeMPD(bytes)
-        guard (try? MPDManifest.parse(bytes, url: url)) != nil,
-            let rewritten = try? MPDManifest.rewrite(bytes, url: url, mapping: .proxy(base: "http://127.0.0.1:8080"))
+        guard let rewritten = try? MPDManifest.rewrite(bytes, url: url, mapping: .proxy(base: "http://127.0.0.1:8080"))
         else { return }
-        let limits = ExpansionLimits(maxSegments: 2_000, maxURLBytes: 1 << 20)
+        let limits = ExpansionLimits(maxSegments: 64, maxURLBytes: 64 << 10)
         guard let representations = try? rewritten.mpd.objectsByRepresentation(documentURL: url, limits: limits) else {
             return
         }
