@@ -42,6 +42,9 @@ TARGETS = {
     "fleet_vs_lb_over_nginx_static_2mib": (">= 0.9", lambda v: v >= 0.9, "the same through nginx to 3 nodes / through the same nginx to nginx static"),
     "prefetch_vs_ytdlp": ("<= 1.0", lambda v: v <= 1.0, "prefetch seconds / yt-dlp seconds"),
     "prefetch_vs_ffmpeg": ("<= 1.0", lambda v: v <= 1.0, "prefetch seconds / ffmpeg -c copy seconds"),
+    "abandoned_alive": ("= 1", lambda v: v == 1, "12,000 abandoned slow misses in 60 s: the server lives"),
+    "abandoned_healthz_max_ms": ("< 1000", lambda v: v < 1000, "the same: the slowest /healthz meanwhile, ms"),
+    "abandoned_fds_max": ("< 5000", lambda v: v < 5000, "the same: the most descriptors the server held"),
 }
 
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds hlscache in release mode and prints one figure per line, `name value`.
-# Usage: bench/run.sh [NAME]   (NAME: rewrite, dash, origin, cache, serve, live, llhls, fleet, prefetch, fuzz; all when omitted)
+# Usage: bench/run.sh [NAME]   (NAME: rewrite, dash, origin, cache, serve, live, llhls, fleet, prefetch, abandon, fuzz;
+#        all when omitted)
 set -euo pipefail
 # The fuzzers build apart, with sanitizers (bench/fuzz.sh; HLSCACHE_FUZZ_RUNS per harness, default 10 million).
 # Their figures go into RESULTS.md's "Fuzzing" section (bench/report.py --fuzz), the rest of it left as it is.
@@ -676,8 +677,17 @@ run_fleet() {
     fleet_dir=""
 }
 
+# The hardening probe's 12,000 abandoned misses (bench/tools/abandoned_misses.py): the server lives, /healthz
+# answers, descriptors stay far under the limit (--max-fills), peak RSS.
+run_abandon() {
+    local hlscache
+    hlscache="$(swift build -c release --show-bin-path)/hlscache"
+    python3 bench/tools/abandoned_misses.py "$hlscache" 12000 60
+}
+
 case "$want" in
     rewrite) run_rewrite ;;
+    abandon) run_abandon ;;
     dash) run_dash ;;
     origin) run_origin ;;
     cache) run_cache ;;
@@ -688,7 +698,8 @@ case "$want" in
     fleet) run_fleet ;;
     all)
         figures=$(mktemp)
-        { run_rewrite; run_dash; run_origin; run_cache; run_serve; run_live; run_llhls; run_fleet; run_prefetch; } | tee "$figures"
+        { run_rewrite; run_dash; run_origin; run_cache; run_serve; run_live; run_llhls; run_fleet; run_prefetch;
+            run_abandon; } | tee "$figures"
         # RESULTS.md and results.png (matplotlib from PyPI, in a venv under ~/.cache).
         plot_venv="${HOME}/.cache/hlscache-bench/plot"
         if [ ! -x "$plot_venv/bin/python" ]; then
@@ -700,5 +711,5 @@ case "$want" in
         rm -f "$figures"
         echo "bench: wrote bench/RESULTS.md and bench/results.png" >&2
         ;;
-    *) echo "unknown benchmark: $want (known: rewrite, dash, origin, cache, serve, live, llhls, fleet, prefetch, fuzz)" >&2; exit 64 ;;
+    *) echo "unknown benchmark: $want (known: rewrite, dash, origin, cache, serve, live, llhls, fleet, prefetch, abandon, fuzz)" >&2; exit 64 ;;
 esac
