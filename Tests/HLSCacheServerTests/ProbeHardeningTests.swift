@@ -1,6 +1,8 @@
 import Foundation
 import HLSCacheTesting
 import HTTPTypes
+import OriginCache
+import SegmentCache
 import Testing
 
 /// The hardening probe of the last release, item by item (issue 40): each way it took the server down, made it leak
@@ -280,6 +282,55 @@ struct AbandonedMissTests {
             origin.set("/slow/late.ts", .delayedStatus(.seconds(3), 404))
             let late = try await TestHTTP.get(server.proxied(origin.url("/slow/late.ts")))
             #expect(late.status == 503 && late.header("retry-after") == "1", "\(late.status) \(late.text)")
+            await server.stop()
+        }
+    }
+}
+
+/// Item 1, after a restart: an MPD stored by an earlier release that no longer renders.
+@Suite("Hardening probe: stored manifests that do not render", .serialized)
+struct StoredManifestTests {
+    /// Answers every key with one MPD, stored for a day.
+    struct StoredMPD: ObjectSource {
+        let bytes: [UInt8]
+        func fetch(_ key: CacheKey) async throws -> SourceResponse {
+            SourceResponse(
+                status: 200, cacheable: true, contentType: "application/dash+xml",
+                contentLength: Int64(bytes.count), expiry: Date().addingTimeInterval(86_400),
+                kind: ObjectKind.dashManifest.rawValue, body: SourceBody(chunks: [bytes]))
+        }
+    }
+
+    @Test("item 1: a stored MPD that does not render is answered 502 and removed; the next request fetches it anew")
+    func storedManifestThatFailsIsRemoved() async throws {
+        try await StreamOrigin.withRunning { origin in
+            let url = origin.url("/stored/manifest.mpd")
+            let hostile = """
+                <MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="static" mediaPresentationDuration="PT100S">
+                <Period><AdaptationSet>
+                <SegmentTemplate media="s$Number$.m4s" duration="1" startNumber="9223372036854775807"/>
+                <Representation id="v" bandwidth="1"/></AdaptationSet></Period></MPD>
+                """
+            // The entry an earlier release stored (it crashed on every render, restart after restart).
+            let directory = ServerProcess.temporaryDirectory()
+            let cache = try SegmentCache(
+                configuration: .init(directory: directory, maxBytes: 1 << 30, sync: .never),
+                source: StoredMPD(bytes: Array(hostile.utf8)))
+            let key = CacheKeyPolicy().key(origin: url, requested: nil)
+            for try await _ in try await cache.fetch(key).body {}
+            await cache.close()
+            let valid = hostile.replacingOccurrences(of: "9223372036854775807", with: "1")
+            origin.set("/stored/manifest.mpd", .answer(valid, headers: [.contentType: "application/dash+xml"]))
+            let server = try await ServerProcess.start(
+                cacheDirectory: directory, arguments: ["--allow-host", "127.0.0.1"])
+            let first = try await TestHTTP.get(server.proxied(url))
+            #expect(first.status == 502, "\(first.status) \(first.text)")
+            #expect(first.text.contains("invalid MPD"), "\(first.text)")
+            #expect(origin.count("/stored/manifest.mpd") == 0, "the stored copy was not the one answered")
+            let second = try await TestHTTP.get(server.proxied(url))
+            #expect(second.status == 200, "\(second.status) \(second.text)")
+            #expect(origin.count("/stored/manifest.mpd") == 1)
+            #expect(server.process.isRunning)
             await server.stop()
         }
     }
