@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the release binary the image ships and copies it to DEST_DIR (default /out).
-# The Dockerfile's build stage runs `docker/build.sh /out`; CI runs it with a temporary directory.
+# The Dockerfile's build stage runs `docker/build.sh /out`; for docker/smoke.sh, run it with a temporary directory.
 # Usage: docker/build.sh [DEST_DIR [EXTRA_SWIFT_BUILD_ARGS...]]
 set -euo pipefail
 

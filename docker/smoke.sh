@@ -12,8 +12,9 @@
 # Also checks the docker/ scripts parse (bash -n / sh -n). Prints one line per failure and exits non-zero.
 #
 # Usage: docker/smoke.sh [HLSCACHE_BINARY]
-#   binary: $1, else $HLSCACHE_BIN, else .build/release/hlscache (this script never builds; CI passes the
-#   output of docker/build.sh). Needs ffmpeg, nginx and curl.
+#   binary: $1, else $HLSCACHE_BIN, else .build/release/hlscache (this script never builds: pass the output of
+#   docker/build.sh DIR). Needs ffmpeg, nginx and curl. CI tests the real image instead (docker/container-test.sh);
+#   this one needs no container engine.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
