@@ -197,32 +197,35 @@ struct DamagedEntryTests {
 /// Item 8: a live segment asked for before the origin published it.
 @Suite("Hardening probe: negative answers")
 struct NegativeAnswerTests {
-    static func playlist(_ segments: ClosedRange<Int>) -> StreamOrigin.Behavior {
+    /// A live playlist of `segments`, in `directory` relative to the playlist's (its own by default).
+    static func playlist(_ segments: ClosedRange<Int>, directory: String = "") -> StreamOrigin.Behavior {
         var text = "#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXT-X-MEDIA-SEQUENCE:\(segments.lowerBound)\n"
-        for number in segments { text += "#EXTINF:1.0,\nseg\(number).ts\n" }
+        for number in segments { text += "#EXTINF:1.0,\n\(directory)seg\(number).ts\n" }
         return .answer(text, headers: [.contentType: "application/vnd.apple.mpegurl"])
     }
 
     @Test("item 8: a remembered 404 goes when a newer live playlist lists the segment")
     func negativeEntryDropsWithNewerPlaylist() async throws {
         try await withServer { server, origin in
-            origin.set("/neg/live.m3u8", Self.playlist(1...1))
-            origin.set("/neg/seg1.ts", .body("one", contentType: "video/mp2t"))
-            origin.set("/neg/seg2.ts", .status(404))
+            // The segments in a directory of their own: the 404 is remembered for the whole --negative-ttl (10 s),
+            // not capped by a live playlist beside them, so only the newer playlist can drop it.
+            origin.set("/neg/live.m3u8", Self.playlist(1...1, directory: "../negseg/"))
+            origin.set("/negseg/seg1.ts", .body("one", contentType: "video/mp2t"))
+            origin.set("/negseg/seg2.ts", .status(404))
             let playlist = server.proxied(origin.url("/neg/live.m3u8"))
-            let segment = server.proxied(origin.url("/neg/seg2.ts"))
+            let segment = server.proxied(origin.url("/negseg/seg2.ts"))
             #expect(try await TestHTTP.get(playlist).status == 200)
             // Too early: the origin has not published it; the 404 is remembered (--negative-ttl, 10 s).
             #expect(try await TestHTTP.get(segment).status == 404)
             #expect(try await TestHTTP.get(segment).status == 404)
-            #expect(origin.count("/neg/seg2.ts") == 1, "the 404 was not remembered")
+            #expect(origin.count("/negseg/seg2.ts") == 1, "the 404 was not remembered")
             // Published, and listed by the next version of the playlist.
-            origin.set("/neg/seg2.ts", .body("two", contentType: "video/mp2t"))
-            origin.set("/neg/live.m3u8", Self.playlist(1...2))
+            origin.set("/negseg/seg2.ts", .body("two", contentType: "video/mp2t"))
+            origin.set("/neg/live.m3u8", Self.playlist(1...2, directory: "../negseg/"))
             var listed = false
             for _ in 0..<60 where !listed {
                 try await Task.sleep(for: .milliseconds(100))
-                listed = try await TestHTTP.get(playlist).text.contains("seg2.ts")
+                listed = try await TestHTTP.get(playlist).text.contains("negseg/seg2.ts")
             }
             #expect(listed, "the playlist was not refreshed")
             let answer = try await TestHTTP.get(segment)

@@ -13,13 +13,7 @@ enum OpenFileLimit {
     /// Raises the soft limit to the hard limit (systemd's default soft limit is 1024).
     /// - Returns: the soft limit before and after, or `nil` when it cannot be read.
     static func raise() -> (before: Int, after: Int)? {
-        #if canImport(Glibc)
-        let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
-        #else
-        let resource = RLIMIT_NOFILE
-        #endif
-        var limit = rlimit()
-        guard getrlimit(resource, &limit) == 0 else { return nil }
+        guard let limit = current() else { return nil }
         let before = Int(clamping: limit.rlim_cur)
         guard limit.rlim_cur < limit.rlim_max else { return (before, before) }
         var raised = limit
@@ -37,14 +31,20 @@ enum OpenFileLimit {
     /// - Parameter requested: `--max-fills`.
     /// - Returns: the smaller of the two.
     static func fillLimit(requested: Int) -> Int {
-        #if canImport(Glibc)
-        let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
-        #else
-        let resource = RLIMIT_NOFILE
-        #endif
-        var limit = rlimit()
-        guard getrlimit(resource, &limit) == 0 else { return requested }
+        guard let limit = current() else { return requested }
         return max(1, min(requested, max(8, Int(clamping: limit.rlim_max) / 8)))
+    }
+
+    #if canImport(Glibc)
+    private static let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+    #else
+    private static let resource = RLIMIT_NOFILE
+    #endif
+
+    /// The soft and hard limits now.
+    private static func current() -> rlimit? {
+        var limit = rlimit()
+        return getrlimit(resource, &limit) == 0 ? limit : nil
     }
 
     /// How many connections fit in `openFiles` descriptors: a quarter (at least 32) stays for the cache's files,
