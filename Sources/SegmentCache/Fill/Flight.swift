@@ -146,6 +146,8 @@ final class Flight: Sendable {
     }
 
     private func resume(_ waiters: [Waiter]) {
+        // Readers woken now are about to read: they count as reading (the next chunk may come before they run).
+        if !waiters.isEmpty { lastRead.store(Self.now(), ordering: .relaxed) }
         for waiter in waiters { waiter.resume() }
     }
 }
