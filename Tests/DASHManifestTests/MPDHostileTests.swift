@@ -133,4 +133,13 @@ struct MPDHostileTests {
         let objects = try MPDManifest.parse(Array(text.utf8), url: Self.url).objects(documentURL: Self.url)
         #expect(objects.allSatisfy { $0.range == nil })
     }
+
+    @Test(
+        "template identifiers with no name before their format are kept as written (found by fuzzing: a trap)",
+        arguments: ["s$%$.m4s", "s$%05d$.m4s", "$%$$Number%$", "$Number%$-$%%$", "$Time%0$"])
+    func namelessIdentifiersAreKept(media: String) throws {
+        let bytes = Self.mpd("<SegmentTemplate media=\"\(media)\" duration=\"1\"/>", period: "PT2S")
+        let objects = try MPDManifest.parse(bytes, url: Self.url).objects(documentURL: Self.url)
+        #expect(objects.count == 2)
+    }
 }

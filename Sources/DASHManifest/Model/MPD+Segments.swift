@@ -341,7 +341,8 @@ extension SegmentTemplate {
                 output += "$"
                 continue
             }
-            let parts = identifier.split(separator: "%", maxSplits: 1)
+            // `$%$` or `$%05d$` has no name before its `%`: kept as written, like any unknown identifier.
+            let parts = identifier.split(separator: "%", maxSplits: 1, omittingEmptySubsequences: false)
             let name = parts[0]
             let width = parts.count > 1 ? Int(parts[1].dropFirst().dropLast()) ?? 0 : 0
             func padded(_ value: Int) -> String {
