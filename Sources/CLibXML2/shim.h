@@ -40,7 +40,10 @@ static inline xmlDocPtr hlscache_xml_parse(const char *bytes, int length, const 
         return NULL;
     }
     int options = XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING;
-    xmlDocPtr document = xmlCtxtReadMemory(context, bytes, length, url, NULL, options);
+    // UTF-8 whatever the document says (a byte-order mark, an encoding declaration): the byte scans made before
+    // parsing (the document type, the element and attribute counts) read UTF-8, and a document in UTF-16 would pass
+    // them unread.
+    xmlDocPtr document = xmlCtxtReadMemory(context, bytes, length, url, "UTF-8", options);
     if (document == NULL || !context->wellFormed) {
         xmlErrorPtr error = xmlCtxtGetLastError(context);
         if (error != NULL && error->message != NULL && reason_capacity > 0) {

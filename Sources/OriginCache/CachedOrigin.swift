@@ -69,7 +69,8 @@ public final class CachedOrigin: Sendable {
             negativeTTL: configuration.cacheKeys.ignoredQuery.isEmpty ? configuration.negativeTTL : .zero,
             deadlines: ManifestDeadlines(manifestTimeout: configuration.manifestTimeout),
             metrics: metrics,
-            parent: configuration.parent
+            parent: configuration.parent,
+            nodeName: configuration.nodeName
         )
         do {
             var cacheConfiguration = SegmentCache.Configuration(

@@ -27,6 +27,8 @@ public struct OriginCacheConfiguration: Sendable {
     public var originAccess = OriginAccess()
     /// The query parameters left out of cache keys.
     public var cacheKeys = CacheKeyPolicy()
+    /// This node's name, sent in `Via` on every origin request (a server's; `nil`: no `Via`).
+    public var nodeName: String?
     /// The most origin fetches in flight at once (`--max-fills`); a miss past it is answered 503.
     public var maxFills: Int = 1024
     /// The parent hlscache every origin fetch goes through (`--parent`); the origin client then reaches the parent's

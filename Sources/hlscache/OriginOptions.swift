@@ -61,6 +61,17 @@ struct OriginOptions: ParsableArguments {
             """)
     var playlistCacheKeyIgnoreQuery: [String] = []
 
+    /// `host:port` of an absolute http(s) URL (the scheme's default port when it names none; an IPv6 host in
+    /// brackets): what an unscoped origin header is scoped to for a host the operator named by a URL.
+    static func hostAndPort(of url: String?) -> [String] {
+        guard let url, let components = URLComponents(string: url), let host = components.host, !host.isEmpty else {
+            return []
+        }
+        let port = components.port ?? (components.scheme?.lowercased() == "https" ? 443 : 80)
+        let bracketed = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
+        return ["\(bracketed):\(port)"]
+    }
+
     /// The options environment variables may set, for commands that take all of them.
     static let environmentOptions: [EnvironmentOption] = [
         .value("cache-dir"), .value("max-cache-size"), .repeated("allow-host"), .flag("allow-private-networks"),
@@ -129,7 +140,8 @@ struct OriginOptions: ParsableArguments {
     /// ``originAccess()`` with every unscoped `--origin-header` (`Name: value`) scoped to the hosts named exactly:
     /// `named` (the reverse origin's host, the stream a prefetch was given) and the exact `--allow-host` patterns. A
     /// credential for every host would otherwise reach any host a viewer names.
-    /// - Parameter named: hosts the operator named on the command line besides `--allow-host`.
+    /// - Parameter named: hosts the operator named on the command line besides `--allow-host`, as `host:port`
+    ///   (``hostAndPort(of:)``): the header goes to that port only.
     /// - Throws: `ValidationError` when an unscoped header has no such host to go to while the allowed hosts hold a
     ///   wildcard (the default `*`): the message names the header (never its value) and says how to scope it.
     func scopedOriginAccess(naming named: [String]) throws -> OriginAccess {

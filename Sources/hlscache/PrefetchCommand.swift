@@ -157,7 +157,7 @@ struct PrefetchCommand: AsyncParsableCommand {
 
     private func makeDestination() throws -> PrefetchDestination {
         // The stream's own host, and the server's: where the operator's unscoped origin headers go.
-        let named = [url, server].compactMap { $0.flatMap { URLComponents(string: $0)?.host } }
+        let named = OriginOptions.hostAndPort(of: url) + OriginOptions.hostAndPort(of: server)
         let policy = AddressPolicy(
             allowedHosts: shared.hosts(adding: server.flatMap { URLComponents(string: $0)?.host }.map { [$0] } ?? []),
             allowPrivateNetworks: shared.allowPrivateNetworks)

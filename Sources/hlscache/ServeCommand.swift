@@ -188,8 +188,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         configuration.cpuAffinity = affinity
         configuration.originTimeout = try shared.timeout()
-        configuration.originAccess = try shared.scopedOriginAccess(
-            naming: origin.flatMap { URLComponents(string: $0)?.host }.map { [$0] } ?? [])
+        configuration.originAccess = try shared.scopedOriginAccess(naming: OriginOptions.hostAndPort(of: origin))
         configuration.cacheKeys = try shared.cacheKeys()
         configuration.vodPlaylistTTL = try seconds(vodPlaylistTTL, "--vod-playlist-ttl")
         configuration.multivariantPlaylistTTL = try seconds(multivariantPlaylistTTL, "--multivariant-playlist-ttl")

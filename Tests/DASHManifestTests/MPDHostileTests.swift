@@ -142,4 +142,25 @@ struct MPDHostileTests {
         let objects = try MPDManifest.parse(bytes, url: Self.url).objects(documentURL: Self.url)
         #expect(objects.count == 2)
     }
+
+    @Test("a UTF-16 MPD is refused: the byte scans before libxml2 read UTF-8 (found by the attack session)")
+    func utf16IsRefused() throws {
+        let attributes = (0..<1_000).map { "a\($0)=\"1\"" }.joined(separator: " ")
+        for text in [
+            "<?xml version=\"1.0\" encoding=\"UTF-16\"?><!DOCTYPE MPD [<!ENTITY e \"x\">]>"
+                + "<MPD xmlns=\"urn:mpeg:dash:schema:mpd:2011\"><BaseURL>&e;</BaseURL></MPD>",
+            "<MPD xmlns=\"urn:mpeg:dash:schema:mpd:2011\"><Period \(attributes)/></MPD>",
+        ] {
+            // With a byte-order mark, as libxml2 would have read it.
+            let bytes: [UInt8] = [0xFF, 0xFE] + text.utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }
+            #expect(throws: MPDError.self) { try MPDManifest.parse(bytes, url: Self.url) }
+            #expect(throws: MPDError.self) {
+                try MPDManifest.rewrite(bytes, url: Self.url, mapping: .proxy(base: "http://127.0.0.1:1"))
+            }
+        }
+        // An encoding declaration other than UTF-8 is read as UTF-8 all the same.
+        let latin = Array(
+            "<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?><MPD xmlns=\"urn:mpeg:dash:schema:mpd:2011\"/>".utf8)
+        #expect(throws: Never.self) { try MPDManifest.parse(latin, url: Self.url) }
+    }
 }

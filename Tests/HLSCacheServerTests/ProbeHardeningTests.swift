@@ -338,3 +338,97 @@ struct StoredManifestTests {
         }
     }
 }
+
+/// What the attack session on this release found, each a way back in.
+@Suite("Hardening probe: the attack session", .serialized)
+struct AttackSessionTests {
+    @Test("an origin redirecting back to hlscache is a loop stopped at its first return (Via), not a recursion")
+    func redirectBackIsALoop() async throws {
+        try await StreamOrigin.withRunning { origin in
+            let server = try await ServerProcess.start(arguments: [
+                "--allow-host", "127.0.0.1", "--allow-private-networks",
+            ])
+            origin.set("/loop.ts", .redirect(server.proxied(origin.url("/loop.ts?n=1"))))
+            let answer = try await TestHTTP.get(server.proxied(origin.url("/loop.ts")))
+            #expect(answer.status == 502 || answer.status == 508, "\(answer.status) \(answer.text)")
+            #expect(origin.count("/loop.ts") <= 2, "\(origin.count("/loop.ts")) origin requests for one request")
+            #expect(try await server.settledLog().contains("status=508"), "the loop was not refused where it came back")
+            // A redirect to its own counters is not followed into them either.
+            origin.set("/metrics.ts", .redirect(server.url("/metrics")))
+            let metrics = try await TestHTTP.get(server.proxied(origin.url("/metrics.ts")))
+            #expect(!metrics.text.contains("hlscache_requests_total"), "\(metrics.status)")
+            await server.stop()
+        }
+    }
+
+    @Test("an unscoped origin header follows the reverse origin's port, not its host's other ports")
+    func unscopedHeaderKeepsToTheOriginsPort() async throws {
+        try await StreamOrigin.withRunning { origin in
+            let other = StreamOrigin()
+            try await other.start()
+            defer { other.stop() }
+            let server = try await ServerProcess.start(
+                arguments: [
+                    "--origin", origin.url(""), "--allow-private-networks", "--origin-header", "X-Secret: s3cret",
+                ])
+            let own = try await TestHTTP.get(server.url("/headers"))
+            #expect(own.text.lowercased().contains("x-secret: s3cret"), "\(own.text)")
+            let elsewhere = try await TestHTTP.get(server.url("/o/http/127.0.0.1:\(other.port)/headers"))
+            #expect(elsewhere.status == 200, "\(elsewhere.text)")
+            #expect(!elsewhere.text.lowercased().contains("x-secret"), "the header reached another port")
+            await server.stop()
+        }
+    }
+
+    @Test("every spelling of this server's loopback address is a loop, and admin refusals carry no CORS grant")
+    func numericSelfSpellingsAndAdminRefusals() async throws {
+        try await withServer(
+            arguments: ["--allow-private-networks", "--admin-token", "admin-token-0123456789"]
+        ) { server, origin in
+            for host in ["2130706433", "127.1", "0x7f000001", "0177.0.0.1", "127.000.000.001"] {
+                let answer = try await TestHTTP.get(server.url("/o/http/\(host):\(server.port)/metrics"))
+                #expect(answer.status == 508, "\(host): \(answer.status) \(answer.text)")
+            }
+            let page = [(name: "Origin", value: "http://127.0.0.1:9")]
+            let wrongMethod = try await TestHTTP.get(server.url("/admin/purge"), headers: page)
+            #expect(wrongMethod.status == 405)
+            #expect(wrongMethod.header("access-control-allow-origin") == nil, "\(wrongMethod.headers)")
+            let nothing = try await TestHTTP.send("PURGE", server.url("/nothing"), headers: ["Origin: http://a.test"])
+            #expect(nothing.status == 404)
+            #expect(nothing.headers["access-control-allow-origin"] == nil, "\(nothing.headers)")
+        }
+    }
+
+    @Test("an entry cut short while it is being sent closes the connection within seconds, with no spin")
+    func truncatedDuringSendCloses() async throws {
+        try await StreamOrigin.withRunning { origin in
+            let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1"])
+            let path = "/o/http/127.0.0.1:\(origin.port)/large/40000000.ts"
+            #expect(try await TestHTTP.get(server.url(path)).body.count == 40_000_000)
+            let files =
+                FileManager.default.enumerator(atPath: server.cacheDirectory)?.compactMap { $0 as? String } ?? []
+            let entry = files.first { name in
+                let size = (try? FileManager.default.attributesOfItem(atPath: server.cacheDirectory + "/" + name))?[
+                    .size]
+                return ((size as? Int) ?? 0) > 40_000_000
+            }
+            guard let entry else {
+                Issue.record("no entry file")
+                return
+            }
+            // A reader that takes the head and a little, then stops reading: the send is under way.
+            let connection = try RawConnection(port: server.port)
+            #expect(connection.send(RawConnection.request("GET", path)))
+            _ = try connection.read(upTo: 64 << 10)
+            #expect(truncate(server.cacheDirectory + "/" + entry, 1_000) == 0)
+            let before = server.cpuTicks
+            // Read what is left of the socket's buffers: the server must end the answer short and close.
+            let closed = connection.waitForPeerClose(timeout: .seconds(5))
+            #expect(closed, "the server did not close the connection")
+            let spent = server.cpuTicks - before
+            #expect(spent < 200, "\(spent) ticks spent while the damaged entry was being sent")
+            #expect(try await TestHTTP.get(server.url(path)).body.count == 40_000_000)
+            await server.stop()
+        }
+    }
+}

@@ -14,6 +14,8 @@ struct XMLShape {
     var mostAttributes = 0
     /// The line of that tag.
     var mostAttributesLine = 1
+    /// Whether a NUL byte occurs: never in UTF-8 XML, always in UTF-16 or UTF-32, whose markup the scan cannot read.
+    var hasNUL = false
 
     /// Scans `bytes` once.
     init(_ bytes: [UInt8]) {
@@ -26,6 +28,7 @@ struct XMLShape {
         while index < count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\n") { line += 1 }
+            if byte == 0 { hasNUL = true }
             if inTag {
                 if quote != 0 {
                     if byte == quote { quote = 0 }
@@ -51,6 +54,9 @@ struct XMLShape {
 
     /// Why the document is refused, if it is.
     func refusal() -> MPDError? {
+        if hasNUL {
+            return MPDError(.notWellFormed, "an MPD must be UTF-8 (a NUL byte: UTF-16 or UTF-32)")
+        }
         if elements > Self.maxElements {
             return MPDError(.tooLarge, "MPD has more than \(Self.maxElements) elements")
         }

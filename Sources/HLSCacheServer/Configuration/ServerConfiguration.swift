@@ -113,6 +113,7 @@ public struct ServerConfiguration: Sendable {
         originCache.cacheKeys = cacheKeys
         originCache.parent = parent
         originCache.maxFills = maxFills
+        originCache.nodeName = nodeName
         return originCache
     }
 

@@ -15,6 +15,9 @@ struct ChannelBody {
     /// own `dup`) until released, so it is kept until the write completes.
     fileprivate let slice: FileSlice?
 
+    /// Whether the body is a file region (`sendfile`).
+    var isFile: Bool { slice != nil }
+
     /// The body of `answer`; `nil` for a body still being filled, which only the responder sends, or for a file
     /// that no longer holds the slice (``FileSlice/isIntact``).
     init?(of answer: Answer) {
@@ -72,6 +75,14 @@ struct AnswersInFlight {
             AnswerInFlight(
                 record: answer.record, status: answer.status.code, result: answer.result, bytes: bytes,
                 bytesIfCut: bytes, fileHandle: nil, slice: nil, closing: connection.eventLoopAnswerEnded()))
+    }
+
+    /// Whether an answer in flight has a file body (sent with `sendfile`).
+    var isSendingFile: Bool { answers.contains { $0.slice != nil } }
+
+    /// The URL of the first answer in flight whose file no longer holds its slice (cut short under the send).
+    func damagedFile() -> String? {
+        answers.first { answer in answer.slice.map { !$0.isIntact } ?? false }?.slice?.url
     }
 
     /// The oldest answer in flight, taken out: its last write has just completed.

@@ -31,6 +31,11 @@ extension HitFront {
         }
         if isHit { components.metrics.frontHit(body: answer.bodyKind) }
         inFlight.append(answer, body: body, connection: connection)
+        if body.isFile {
+            fileWatch.start(
+                context: context, components: components, damagedFile: { [weak self] in self?.inFlight.damagedFile() },
+                isSending: { [weak self] in self?.inFlight.isSendingFile ?? false })
+        }
         finishWhenWritten(written.futureResult, context: context)
     }
 

@@ -43,6 +43,8 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
     var handedOn = 0
     /// Our answers not yet fully written.
     var inFlight = AnswersInFlight()
+    /// Checks the entry files being sent while they are.
+    let fileWatch = FileSendWatch()
     /// Whether a miss is being answered here (``takeMiss(_:resolved:context:)``), from the start of its plan until its
     /// end is written: the requests after it wait in ``unread``, and reads, a half-close and a quiesce wait for it.
     var answeringMiss = false

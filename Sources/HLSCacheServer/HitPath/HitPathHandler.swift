@@ -42,6 +42,8 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler, Parki
     private var forwarded = 0
     /// Our answers not yet fully written.
     private var inFlight = AnswersInFlight()
+    /// Checks the entry files being sent while they are.
+    private let fileWatch = FileSendWatch()
     /// `TCP_CORK` while a head waits for the file region behind it, until the flush.
     private var cork = SocketCork()
     private var heldRead = false
@@ -225,6 +227,11 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler, Parki
         front?.forwardedAnswerEnded()
         components.metrics.eventLoopHit(body: answer.bodyKind)
         inFlight.append(answer, body: body, connection: connection)
+        if body.isFile {
+            fileWatch.start(
+                context: context, components: components, damagedFile: { [weak self] in self?.inFlight.damagedFile() },
+                isSending: { [weak self] in self?.inFlight.isSendingFile ?? false })
+        }
         written.futureResult.assumeIsolated().whenComplete { result in
             guard let answer = self.inFlight.popOldest() else { return }
             answer.finish(result, components: self.components)

@@ -64,7 +64,12 @@ enum OriginTarget {
         if let address = IPAddress(normalized) {
             return address.addressClass == .loopback || address.addressClass == .unspecified
         }
-        return false
+        // The other spellings of an IPv4 address the resolver takes (`2130706433`, `127.1`, `0x7f000001`,
+        // `0177.0.0.1`): inet_aton reads them all.
+        var address = in_addr()
+        guard inet_aton(normalized, &address) != 0 else { return false }
+        let value = UInt32(bigEndian: address.s_addr)
+        return value >> 24 == 127 || value == 0
     }
 
     /// The host of an origin URL, for the address policy's check before any traffic.

@@ -155,6 +155,13 @@ enum RequestResolution {
     /// `508 Loop Detected` (RFC 5842): the answer to a request that came back round a loop of parents.
     static let loopDetected = HTTPResponse.Status(code: 508, reasonPhrase: "Loop Detected")
 
+    /// Whether a request is for an admin route (`PURGE` of anything, anything at ``adminPurgePath``), when they exist.
+    static func isAdmin(method: HTTPRequest.Method, path: String, _ components: ServerComponents) -> Bool {
+        guard components.configuration.adminToken != nil else { return false }
+        let bare = path.utf8.firstIndex(of: UInt8(ascii: "?")).map { String(path[..<$0]) } ?? path
+        return method.rawValue == "PURGE" || bare == adminPurgePath
+    }
+
     /// The admin routes, which exist only with `--admin-token`: `PURGE <proxied target>` and
     /// `POST /admin/purge` (the token itself is checked by the answer, which sees the headers).
     private static func admin(

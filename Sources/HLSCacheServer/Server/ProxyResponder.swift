@@ -36,6 +36,9 @@ struct ProxyResponder: HTTPResponder {
         if case .own(let route) = resolution, route.grantsNoCORS {
             // hlscache's own pages, counters and admin answers are for the operator, not for any page's script.
             record.cors = .none
+        } else if RequestResolution.isAdmin(method: request.method, path: request.head.path ?? "/", components) {
+            // The admin routes' refusals too (a wrong method, a PURGE of no origin).
+            record.cors = .none
         }
         switch resolution {
         case .own(.health):

@@ -26,6 +26,8 @@ public final class StreamOrigin: Sendable {
         case delayedStatus(Duration, Int)
         /// Send nothing for a minute.
         case stall
+        /// Answer 302 to this URL.
+        case redirect(String)
         /// Serve normally the first time, then answer this status.
         case thenStatus(Int)
         /// Send the headers and half the body, then wait this long before the rest.
@@ -138,6 +140,8 @@ public final class StreamOrigin: Sendable {
             return Response(status: .init(code: code), body: .init(byteBuffer: ByteBuffer(string: "status \(code)\n")))
         case .stall?:
             try await Task.sleep(for: .seconds(60))
+        case .redirect(let location)?:
+            return Response(status: .found, headers: [.location: location])
         case .requiring(let name, let value)?:
             guard let field = HTTPField.Name(name), request.headers[field] == value else {
                 return Response(status: .forbidden, body: .init(byteBuffer: ByteBuffer(string: "no \(name)\n")))

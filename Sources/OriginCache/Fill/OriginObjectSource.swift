@@ -36,6 +36,9 @@ struct OriginObjectSource: ObjectSource {
     let metrics: any OriginCacheMetrics
     /// The parent hlscache every fetch goes through (`--parent`), if any.
     var parent: ParentTier? = nil
+    /// This node's name, sent in `Via` on every origin request (a server's; `nil` for `prefetch`), so that a
+    /// redirect or a target that leads back to the node is refused there as a loop instead of recursing.
+    var nodeName: String? = nil
 
     func fetch(_ key: CacheKey) async throws -> SourceResponse {
         var request = OriginRequest(url: key.fetchURL)
@@ -45,6 +48,8 @@ struct OriginObjectSource: ObjectSource {
             }
             request.url = url
             request.headers.append(parent.via)
+        } else if let nodeName {
+            request.headers.append(FleetHop.via(nodeName: nodeName))
         }
         if let range = key.range {
             guard range.length > 0 else {

@@ -25,6 +25,15 @@ public enum FleetHop {
     /// - Returns: `1.1 <name> (hlscache)`.
     public static func viaElement(nodeName name: String) -> String { "1.1 \(name) \(marker)" }
 
+    /// The `Via` header node `name` sends with a request it makes for a request that came through
+    /// ``incoming``'s nodes: theirs, then its own. A request that comes back to a node round any loop (a parent, an
+    /// origin that redirects to it, a target naming it) names it there, and is refused with 508.
+    /// - Parameter name: this node's name.
+    /// - Returns: the header's name and value.
+    public static func via(nodeName name: String) -> (name: String, value: String) {
+        ("Via", (incoming.suffix(maxHops) + [name]).map(viaElement).joined(separator: ", "))
+    }
+
     /// The hlscache node names in a `Via` header, in the order the hops were made; other proxies' elements are
     /// left out.
     /// - Parameter via: the header's value (elements separated by commas).

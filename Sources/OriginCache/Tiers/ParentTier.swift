@@ -42,12 +42,7 @@ public struct ParentTier: Sendable, Equatable {
 
     /// The `Via` header this node sends its parent: the nodes the request it fills for passed through
     /// (``FleetHop/incoming``), then this one.
-    var via: (name: String, value: String) {
-        (
-            "Via",
-            (FleetHop.incoming.suffix(FleetHop.maxHops) + [nodeName]).map(FleetHop.viaElement).joined(separator: ", ")
-        )
-    }
+    var via: (name: String, value: String) { FleetHop.via(nodeName: nodeName) }
 
     /// Checks a base URL given for a fleet option and returns it without trailing slashes, with its host.
     /// - Parameters:

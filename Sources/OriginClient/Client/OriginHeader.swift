@@ -54,9 +54,9 @@ public struct OriginHeader: Sendable, Equatable, CustomStringConvertible {
         self.value = value
     }
 
-    /// Whether it goes to `host`.
-    func applies(to host: String) -> Bool {
-        HostPattern(hostPattern).matches(normalizedHost: HostPattern.normalize(host: host))
+    /// Whether it goes to `host` on `port` (a pattern with a port names that port only).
+    func applies(to host: String, port: Int) -> Bool {
+        HostPattern(hostPattern).matches(normalizedHost: HostPattern.normalize(host: host), port: port)
     }
 
     /// `host=Name: <redacted>`: the value is never shown.

@@ -77,7 +77,9 @@ struct PreparedRequest: Sendable {
     func headerLines(for hop: CurlURL) -> [String] {
         let sameOrigin = hop.origin == target.origin
         let credentials: Set<String> = ["authorization", "cookie", "proxy-authorization"]
-        let scoped = originHeaders.filter { $0.applies(to: hop.host) }.map { (name: $0.name, value: $0.value) }
+        let scoped = originHeaders.filter { $0.applies(to: hop.host, port: hop.port) }.map {
+            (name: $0.name, value: $0.value)
+        }
         return (scoped + headers).compactMap { header in
             if !sameOrigin, credentials.contains(header.name.lowercased()) { return nil }
             // "Name;" is curl's way to send a header with an empty value; "Name:" would remove it.
