@@ -197,10 +197,13 @@ struct DamagedEntryTests {
 /// Item 8: a live segment asked for before the origin published it.
 @Suite("Hardening probe: negative answers")
 struct NegativeAnswerTests {
-    /// A live playlist of `segments`, in `directory` relative to the playlist's (its own by default).
-    static func playlist(_ segments: ClosedRange<Int>, directory: String = "") -> StreamOrigin.Behavior {
-        var text = "#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXT-X-MEDIA-SEQUENCE:\(segments.lowerBound)\n"
-        for number in segments { text += "#EXTINF:1.0,\n\(directory)seg\(number).ts\n" }
+    /// A live playlist of `segments` of `target` seconds, in `directory` relative to the playlist's (its own by
+    /// default).
+    static func playlist(
+        _ segments: ClosedRange<Int>, directory: String = "", target: Int = 1
+    ) -> StreamOrigin.Behavior {
+        var text = "#EXTM3U\n#EXT-X-TARGETDURATION:\(target)\n#EXT-X-MEDIA-SEQUENCE:\(segments.lowerBound)\n"
+        for number in segments { text += "#EXTINF:\(target).0,\n\(directory)seg\(number).ts\n" }
         return .answer(text, headers: [.contentType: "application/vnd.apple.mpegurl"])
     }
 
@@ -236,7 +239,8 @@ struct NegativeAnswerTests {
     @Test("item 8: a live segment's 404 is remembered for half a target duration at most")
     func liveNegativeEntryIsShort() async throws {
         try await withServer { server, origin in
-            origin.set("/neg2/live.m3u8", Self.playlist(1...1))
+            // Target duration 6 s: remembered 3 s (not --negative-ttl's 10 s), the playlist not asked for again.
+            origin.set("/neg2/live.m3u8", Self.playlist(1...1, target: 6))
             origin.set("/neg2/seg1.ts", .body("one", contentType: "video/mp2t"))
             origin.set("/neg2/seg2.ts", .status(404))
             #expect(try await TestHTTP.get(server.proxied(origin.url("/neg2/live.m3u8"))).status == 200)
@@ -244,9 +248,9 @@ struct NegativeAnswerTests {
             #expect(try await TestHTTP.get(segment).status == 404)
             #expect(try await TestHTTP.get(segment).status == 404)
             #expect(origin.count("/neg2/seg2.ts") == 1, "the 404 was not remembered at all")
-            // Published; the playlist is not asked for again. Half a target duration (0.5 s) later: fetched anew.
+            // Published; the playlist is not asked for again. Half a target duration (3 s) later: fetched anew.
             origin.set("/neg2/seg2.ts", .body("two", contentType: "video/mp2t"))
-            try await Task.sleep(for: .milliseconds(700))
+            try await Task.sleep(for: .milliseconds(3_500))
             let answer = try await TestHTTP.get(segment)
             #expect(answer.status == 200 && answer.text == "two", "\(answer.status) \(answer.text)")
         }
@@ -261,12 +265,16 @@ struct AbandonedMissTests {
         try await StreamOrigin.withRunning { origin in
             let server = try await ServerProcess.start(
                 arguments: ["--allow-host", "127.0.0.1", "--max-fills", "32", "--prefetch", "0"])
-            for index in 0..<200 { origin.set("/slow/\(index).ts", .delayedStatus(.seconds(3), 404)) }
+            for index in 0..<200 { origin.set("/slow/\(index).ts", .delayedStatus(.seconds(6), 404)) }
+            origin.set("/slow/late.ts", .delayedStatus(.seconds(6), 404))
             for index in 0..<200 {
                 let connection = try RawConnection(port: server.port)
                 connection.send(RawConnection.request("GET", "/o/http/127.0.0.1:\(origin.port)/slow/\(index).ts"))
                 connection.close()
             }
+            // A client that stays, while the first fills hold every slot: the refusal with when to ask again.
+            let late = try await TestHTTP.get(server.proxied(origin.url("/slow/late.ts")))
+            #expect(late.status == 503 && late.header("retry-after") == "1", "\(late.status) \(late.text)")
             var refused = 0.0
             for _ in 0..<100 where refused < 100 {
                 try await Task.sleep(for: .milliseconds(50))
@@ -281,10 +289,6 @@ struct AbandonedMissTests {
                 (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(server.process.processIdentifier)/fd"))?
                 .count ?? 0
             #expect(descriptors < 400, "\(descriptors) descriptors open")
-            // A client that stays gets the refusal with when to ask again.
-            origin.set("/slow/late.ts", .delayedStatus(.seconds(3), 404))
-            let late = try await TestHTTP.get(server.proxied(origin.url("/slow/late.ts")))
-            #expect(late.status == 503 && late.header("retry-after") == "1", "\(late.status) \(late.text)")
             await server.stop()
         }
     }
