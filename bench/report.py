@@ -127,10 +127,11 @@ def write_fuzz(figures, out):
     if start >= 0:
         text = text[:start]
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    sanitizers = "with AddressSanitizer" if figures.get("fuzz_asan", 1) else "without AddressSanitizer (fuzzer only)"
     lines = [
         FUZZ_HEADING,
         "",
-        f"Written by `bench/run.sh fuzz` on {now}; machine: {machine()}. libFuzzer with AddressSanitizer, one",
+        f"Written by `bench/run.sh fuzz` on {now}; machine: {machine()}. libFuzzer {sanitizers}, one",
         "process per harness over the harness's seeds (bench/fuzz.sh); coverage is libFuzzer's covered edges, functions",
         "are hlscache's own functions covered.",
         "",
@@ -145,7 +146,8 @@ def write_fuzz(figures, out):
         else:
             target, ok = "", None
         met = "-" if ok is None else ("yes" if ok else "**no**")
-        lines.append(f"| `{name}` | {value:g} | {target} | {met} |")
+        shown = f"{value:.0f}" if value == int(value) else f"{value:g}"
+        lines.append(f"| `{name}` | {shown} | {target} | {met} |")
     with open(path, "w") as f:
         f.write(text.rstrip("\n") + "\n\n" + "\n".join(lines) + "\n")
 
