@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "OriginCache", targets: ["OriginCache"]),
         .library(name: "HLSCacheServer", targets: ["HLSCacheServer"]),
         .library(name: "HLSPrefetch", targets: ["HLSPrefetch"]),
+        .library(name: "HLSCacheCommands", targets: ["HLSCacheCommands"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -100,14 +101,22 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        .executableTarget(
-            name: "hlscache",
+        // The command line: every flag, its variable and its check, for the binary and for tests that run the server
+        // in their own process.
+        .target(
+            name: "HLSCacheCommands",
             dependencies: [
                 "DASHManifest", "HLSPlaylist", "HLSCacheServer", "HLSPrefetch", "OriginCache", "OriginClient",
                 "SegmentCache",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "hlscache",
+            dependencies: ["HLSCacheCommands"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -155,7 +164,7 @@ let package = Package(
             dependencies: [
                 "ByteRanges", "DASHManifest", "HLSCacheServer", "HLSCacheTesting", "HLSPlaylist", "OriginCache",
                 "OriginClient",
-                "SegmentCache", "hlscache",
+                "SegmentCache", "hlscache", "HLSCacheCommands",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

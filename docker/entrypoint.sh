@@ -2,7 +2,7 @@
 # The image's ENTRYPOINT (/usr/local/bin/docker-entrypoint.sh); docker/smoke.sh runs this same file.
 #
 #   docker run hlscache                      -> hlscache serve       (CMD ["serve"])
-#   docker run hlscache --prefetch 4         -> hlscache serve --prefetch 4
+#   docker run hlscache --read-ahead 4         -> hlscache serve --read-ahead 4
 #   docker run hlscache prefetch URL ...     -> hlscache prefetch URL ...
 #
 # Configuration comes from HLSCACHE_* environment variables, which hlscache reads itself

@@ -36,10 +36,7 @@ public final class CachedOrigin: Sendable {
         logger: Logger
     ) throws {
         keys = configuration.cacheKeys
-        var timeouts = OriginTimeouts()
-        timeouts.connect = min(timeouts.connect, configuration.originTimeout)
-        timeouts.firstByte = configuration.originTimeout
-        timeouts.stall = max(timeouts.stall, configuration.originTimeout)
+        let timeouts = OriginTimeouts(originTimeout: configuration.originTimeout)
         // Through a parent, the only host this node connects to is the parent's: listed exactly, so it may be private.
         let policy =
             configuration.parent.map { AddressPolicy(allowedHosts: [$0.host], allowPrivateNetworks: false) }

@@ -11,7 +11,7 @@ struct AccessLogTests {
         let origin = StreamOrigin()
         try await origin.start()
         defer { origin.stop() }
-        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
+        let server = try await InProcessServer.start(arguments: ["--allow-host", "127.0.0.1", "--read-ahead", "0"])
         let target = "/o/http/127.0.0.1:\(origin.port)/fmp4/seg1.m4s?token=secret"
         let miss = try await TestHTTP.get(server.url(target))
         try await HitPathTests.waitForEntries(1, on: server)

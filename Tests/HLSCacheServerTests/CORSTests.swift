@@ -89,7 +89,8 @@ struct CORSTests {
             #expect(connection.send(RawConnection.request("OPTIONS", "/healthz", extra: ["Origin: http://a.test"])))
             #expect(try connection.readAnswer().headers["access-control-allow-origin"] == nil)
         }
-        try await withServer(environment: ["HLSCACHE_CORS_ORIGIN": "http://a.test,https://b.test"]) { server, origin in
+        try await withServerProcess(environment: ["HLSCACHE_CORS_ORIGIN": "http://a.test,https://b.test"]) {
+            server, origin in
             let url = server.proxied(origin.url("/fmp4/index.m3u8"))
             let listed = try await TestHTTP.get(url, headers: [(name: "Origin", value: "https://b.test")])
             #expect(listed.header("access-control-allow-origin") == "https://b.test")

@@ -16,7 +16,7 @@ struct CPUAffinityTests {
         let expected = ThreadPlacement.decide(
             mode: .auto, loops: System.coreCount, workers: OriginClientConfiguration.defaultWorkerThreads,
             allowed: ProcessorAffinity.allowed(), usable: ProcessorAffinity.usableCount)
-        try await withServer { server, origin in
+        try await withServerProcess { server, origin in
             #expect(Self.logged(expected.summary, in: server.log), "\(server.log)")
             // A miss goes through a loop and an origin thread: both still where they were put.
             _ = try await TestHTTP.get(server.proxied(origin.url("/bytes/1000")))
@@ -37,7 +37,7 @@ struct CPUAffinityTests {
 
     @Test("with --cpu-affinity off no thread is bound")
     func offBindsNothing() async throws {
-        try await withServer(arguments: ["--cpu-affinity", "off"]) { server, origin in
+        try await withServerProcess(arguments: ["--cpu-affinity", "off"]) { server, origin in
             _ = try await TestHTTP.get(server.proxied(origin.url("/bytes/1000")))
             #expect(Self.logged("off (--cpu-affinity off)", in: server.log), "\(server.log)")
             #expect(server.threadProcessors.allSatisfy { $0.processors == ProcessorAffinity.allowed() })

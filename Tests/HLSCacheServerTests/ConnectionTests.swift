@@ -14,7 +14,7 @@ struct ConnectionTests {
         let origin = StreamOrigin()
         try await origin.start()
         defer { origin.stop() }
-        let server = try await ServerProcess.start(
+        let server = try await InProcessServer.start(
             arguments: HardeningTests.loopback + ["--request-head-timeout", "1", "--idle-timeout", "2"])
         let url = server.proxied(origin.url("/large/100000.ts"))
         _ = try await TestHTTP.get(url)
@@ -39,14 +39,14 @@ struct ConnectionTests {
         #expect(closed == 1000)
         // The request-head timeout is 1 s: the last socket must see its end well before the 10 s read timeout.
         #expect(seconds < 8, "the connections were closed after \(seconds) s")
-        #expect(server.process.isRunning)
+        #expect(server.isRunning)
         await server.stop()
     }
 
     @Test("a keep-alive connection is closed after --idle-timeout, not before")
     func keepAliveIdleTimeout() async throws {
         // 3 s: the pause of 0.5 s between the two requests stays well within it on a loaded machine.
-        let server = try await ServerProcess.start(arguments: ["--idle-timeout", "3", "--request-head-timeout", "10"])
+        let server = try await InProcessServer.start(arguments: ["--idle-timeout", "3", "--request-head-timeout", "10"])
         let port = server.port
         let (first, second, seconds) = try await offPool {
             let connection = try RawConnection(port: port, timeout: 10)
@@ -66,7 +66,7 @@ struct ConnectionTests {
 
     @Test("CONNECT gets a complete 405 and the connection closes")
     func connectIsRefused() async throws {
-        let server = try await ServerProcess.start()
+        let server = try await InProcessServer.start()
         let port = server.port
         let (status, allow, closes) = try await offPool {
             let connection = try RawConnection(port: port, timeout: 10)
@@ -77,13 +77,13 @@ struct ConnectionTests {
         #expect(status == 405)
         #expect(allow == "GET, HEAD, OPTIONS")
         #expect(closes)
-        #expect(server.process.isRunning)
+        #expect(server.isRunning)
         await server.stop()
     }
 
     @Test("an HTTP/1.0 request is answered as HTTP/1.0 and the connection closes; with keep-alive it stays open")
     func http10ClosesUnlessKeepAlive() async throws {
-        let server = try await ServerProcess.start()
+        let server = try await InProcessServer.start()
         let port = server.port
         let (plain, keptAlive) = try await offPool {
             let connection = try RawConnection(port: port, timeout: 10)
@@ -104,7 +104,7 @@ struct ConnectionTests {
 
     @Test("an Upgrade request (h2c) is answered normally, then the connection closes")
     func upgradeIsAnsweredThenClosed() async throws {
-        let server = try await ServerProcess.start()
+        let server = try await InProcessServer.start()
         let port = server.port
         let (status, closes) = try await offPool {
             let connection = try RawConnection(port: port, timeout: 10)
@@ -127,7 +127,7 @@ struct ConnectionTests {
         let origin = StreamOrigin()
         try await origin.start()
         defer { origin.stop() }
-        let server = try await ServerProcess.start(arguments: HardeningTests.loopback)
+        let server = try await InProcessServer.start(arguments: HardeningTests.loopback)
         let target = "/o/http/127.0.0.1:\(origin.port)/large/3000000.ts"
         let port = server.port
         let (first, second) = try await offPool {
@@ -147,7 +147,7 @@ struct ConnectionTests {
         let origin = StreamOrigin()
         try await origin.start()
         defer { origin.stop() }
-        let server = try await ServerProcess.start(arguments: HardeningTests.loopback + ["--send-timeout", "1"])
+        let server = try await InProcessServer.start(arguments: HardeningTests.loopback + ["--send-timeout", "1"])
         let target = "/o/http/127.0.0.1:\(origin.port)/large/25165824.ts"
         _ = try await TestHTTP.get(server.url(target), head: true)
         let port = server.port
@@ -161,7 +161,7 @@ struct ConnectionTests {
         }
         #expect(received > 0)
         #expect(received < 25_165_824, "the whole 24 MiB arrived: the stalled connection was not closed")
-        #expect(server.process.isRunning)
+        #expect(server.isRunning)
         await server.stop()
     }
 

@@ -32,7 +32,7 @@ struct DASHLiveTests {
         let origin = StreamOrigin(root: folder)
         try await origin.start()
         defer { origin.stop() }
-        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "2"])
+        let server = try await InProcessServer.start(arguments: ["--allow-host", "127.0.0.1", "--read-ahead", "2"])
         let manifest = server.proxied(origin.url("/live.mpd"))
         var listed: [String] = []
         let deadline = ContinuousClock.now + .seconds(20)
@@ -65,7 +65,7 @@ struct DASHLiveTests {
         let origin = StreamOrigin(root: folder)
         try await origin.start()
         defer { origin.stop() }
-        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
+        let server = try await InProcessServer.start(arguments: ["--allow-host", "127.0.0.1", "--read-ahead", "0"])
         let manifest = server.proxied(origin.url("/live.mpd"))
         // Players follow the live edge until each has fetched six segments (a loaded machine packages and answers
         // more slowly, so the run is bounded by progress, with a deadline, not by a fixed 10 s).

@@ -16,7 +16,7 @@ struct DASHServeTests {
         "plays each package with the origin's frames, fetching each object once, and a second play from the cache",
         arguments: wholeObjects + ranged)
     func playsLikeTheOrigin(package: String) async throws {
-        try await withServer(arguments: ["--prefetch", "0"]) { server, origin in
+        try await withServer(arguments: ["--read-ahead", "0"]) { server, origin in
             let manifest = origin.url("/\(package)/manifest.mpd")
             let direct = try await FFmpeg.framemd5(manifest)
             #expect(direct.output.split(separator: "\n").count > 100, "ffmpeg on the origin: \(direct.errors)")
@@ -91,7 +91,7 @@ struct DASHServeTests {
 
     @Test("a segment of a static MPD's Representation reads the next ones of that Representation ahead")
     func readAhead() async throws {
-        try await withServer(arguments: ["--prefetch", "2"]) { server, origin in
+        try await withServer(arguments: ["--read-ahead", "2"]) { server, origin in
             _ = try await TestHTTP.get(server.proxied(origin.url("/dash-timeline/manifest.mpd")))
             let first = try await TestHTTP.get(server.proxied(origin.url("/dash-timeline/chunk-0-00001.m4s")))
             #expect(first.status == 200)
@@ -138,7 +138,7 @@ struct DASHServeTests {
             + "<Representation id=\"a\" bandwidth=\"1\"><SegmentList duration=\"2\">\n"
             + String(repeating: segment, count: 600_000)
             + "</SegmentList></Representation></AdaptationSet></Period></MPD>\n"
-        try await withServer { server, origin in
+        try await withServerProcess { server, origin in
             origin.set("/huge.mpd", .answer(mpd, headers: [.contentType: "application/dash+xml"]))
             let answer = try await TestHTTP.get(server.proxied(origin.url("/huge.mpd")))
             #expect(answer.status == 502)

@@ -11,9 +11,9 @@ struct DiskPressureTests {
     func fullDiskKeepsCaching() async throws {
         try await SmallFileSystem.withMounted(megabytes: 20) { directory in
             try await StreamOrigin.withRunning { origin in
-                let server = try await ServerProcess.start(
+                let server = try await InProcessServer.start(
                     cacheDirectory: directory + "/cache",
-                    arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0", "--memory-cache-size", "1MB"])
+                    arguments: ["--allow-host", "127.0.0.1", "--read-ahead", "0", "--memory-cache-size", "1MB"])
                 let objects = (0..<30).map { "/large/\(1_000_000 + $0).ts" }
                 for path in objects {
                     let answer = try await TestHTTP.get(server.proxied(origin.url(path)))

@@ -12,7 +12,7 @@ struct FaultTests {
     func brokenBodyAbortsTheResponse(ending: RawOrigin.Ending) async throws {
         let origin = try RawOrigin.faulty(ending)
         defer { origin.stop() }
-        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1"])
+        let server = try await InProcessServer.start(arguments: ["--allow-host", "127.0.0.1"])
         let url = server.proxied(origin.url("/broken.ts"))
 
         await #expect(throws: (any Error).self) { _ = try await TestHTTP.get(url) }

@@ -157,11 +157,11 @@ struct ShieldTests {
         defer { origin.stop() }
         let stream = "/ts-multivariant/master.m3u8"
         let expected = try await FleetTests.direct(stream)
-        let parent = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--node-name", "shield"])
-        var edges: [ServerProcess] = []
+        let parent = try await InProcessServer.start(arguments: ["--allow-host", "127.0.0.1", "--node-name", "shield"])
+        var edges: [any RunningServer] = []
         for name in ["edge1", "edge2"] {
             edges.append(
-                try await ServerProcess.start(arguments: ["--parent", parent.url("/"), "--node-name", name]))
+                try await InProcessServer.start(arguments: ["--parent", parent.url("/"), "--node-name", name]))
         }
         for edge in edges {
             let result = try await FFmpeg.framemd5(edge.proxied(origin.url(stream)))
@@ -173,7 +173,7 @@ struct ShieldTests {
         #expect(origin.counts.count == 9, "\(origin.counts)")
 
         // A third edge: its miss is the parent's hit; then its own hit.
-        let edge3 = try await ServerProcess.start(arguments: ["--parent", parent.url("/"), "--node-name", "edge3"])
+        let edge3 = try await InProcessServer.start(arguments: ["--parent", parent.url("/"), "--node-name", "edge3"])
         let segment = edge3.proxied(origin.url("/ts-multivariant/hi/seg1.ts"))
         let miss = try await TestHTTP.get(segment)
         #expect(miss.status == 200 && miss.header("x-cache") == "MISS" && miss.header("x-cache-parent") == "HIT")
@@ -198,8 +198,8 @@ struct ShieldTests {
         let origin = StreamOrigin()
         try await origin.start()
         defer { origin.stop() }
-        let parent = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1"])
-        let edge = try await ServerProcess.start(arguments: ["--parent", parent.url("/")])
+        let parent = try await InProcessServer.start(arguments: ["--allow-host", "127.0.0.1"])
+        let edge = try await InProcessServer.start(arguments: ["--parent", parent.url("/")])
         // The parent's copy is fresh for 1 s (half the 2 s target duration); whether the edge's fill finds it in the
         // parent's cache or (on a slow machine, past that second) makes the parent fetch it again, it has less than a
         // second left when the parent answers: max-age=0.
@@ -221,9 +221,9 @@ struct ShieldTests {
         // A loop that is not unwound waits for the origin timeout: 30 s here, far from what a loaded machine takes to
         // unwind one (6.7 s once, in CI, against 1.1 s alone).
         let common = ["--allow-host", "127.0.0.1", "--origin-timeout", "30"]
-        let nodeA = try await ServerProcess.start(
+        let nodeA = try await InProcessServer.start(
             arguments: common + ["--node-name", "a", "--parent", "http://127.0.0.1:\(portB)"], port: portA)
-        let nodeB = try await ServerProcess.start(
+        let nodeB = try await InProcessServer.start(
             arguments: common + ["--node-name", "b", "--parent", "http://127.0.0.1:\(portA)"], port: portB)
         let answer = try await TestHTTP.get(nodeA.proxied(origin.url("/ts-multivariant/hi/seg0.ts")))
         #expect(answer.status == 508)

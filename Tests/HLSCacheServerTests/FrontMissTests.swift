@@ -53,8 +53,8 @@ struct FrontMissTests {
         let origin = try Self.unheldOrigin()
         defer { origin.stop() }
         for frontAnswers in [true, false] {
-            let server = try await ServerProcess.start(
-                arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"]
+            let server = try await InProcessServer.start(
+                arguments: ["--allow-host", "127.0.0.1", "--read-ahead", "0"]
                     + (frontAnswers ? [] : ["--no-event-loop-hits"]))
             let target = "/o/http/127.0.0.1:\(origin.port)/slow.ts"
             let connection = try RawConnection(port: server.port, timeout: 20)
@@ -82,7 +82,7 @@ struct FrontMissTests {
         let halfSent = Flag()
         let origin = try Self.origin(release: release, halfSent: halfSent)
         defer { origin.stop() }
-        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
+        let server = try await InProcessServer.start(arguments: ["--allow-host", "127.0.0.1", "--read-ahead", "0"])
         let hit = "/o/http/127.0.0.1:\(origin.port)/small.ts"
         #expect(try await TestHTTP.get(server.url(hit)).text == "hit body")
         let miss = "/o/http/127.0.0.1:\(origin.port)/slow.ts"
@@ -112,7 +112,7 @@ struct FrontMissTests {
     func unknownLengthIsChunkedAndACutShows() async throws {
         let origin = try Self.unheldOrigin()
         defer { origin.stop() }
-        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
+        let server = try await InProcessServer.start(arguments: ["--allow-host", "127.0.0.1", "--read-ahead", "0"])
         let whole = try await TestHTTP.get(server.proxied(origin.url("/chunked.ts")))
         #expect(whole.status == 200)
         #expect(whole.header("transfer-encoding") == "chunked")
@@ -122,7 +122,7 @@ struct FrontMissTests {
             _ = try await TestHTTP.get(server.proxied(origin.url("/cut-chunked.ts")))
         }
         #expect(try await server.metric("hlscache_front_misses_total") == 2)
-        #expect(server.process.isRunning)
+        #expect(server.isRunning)
         await server.stop()
     }
 }

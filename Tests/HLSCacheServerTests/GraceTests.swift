@@ -22,7 +22,7 @@ struct GraceTests {
     @Test(
         "origin hanging: 20 pollers over two target durations get the stale playlist at once; refreshes one at a time")
     func hangingOriginServesStaleAtOnce() async throws {
-        try await withServer(arguments: ["--prefetch", "0", "--log-level", "debug"]) { server, origin in
+        try await withServer(arguments: ["--read-ahead", "0", "--log-level", "debug"]) { server, origin in
             let path = "/grace/live.m3u8"
             origin.set(path, .body(Self.livePlaylist, contentType: "application/vnd.apple.mpegurl"))
             let url = server.proxied(origin.url(path))
@@ -248,7 +248,7 @@ struct ManifestDeadlineTests {
 
     @Test("a live playlist trickling past its grace is a 504 within about a target duration; within it, stale")
     func tricklingLivePlaylist() async throws {
-        try await withServer(arguments: ["--prefetch", "0"]) { server, origin in
+        try await withServer(arguments: ["--read-ahead", "0"]) { server, origin in
             let url = server.proxied(origin.url("/live/index.m3u8"))
             let first = try await TestHTTP.get(url)
             #expect(first.status == 200)

@@ -38,7 +38,7 @@ struct HTTPEdgeTests {
             connection.send(Self.object)
         }
         defer { origin.stop() }
-        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
+        let server = try await InProcessServer.start(arguments: ["--allow-host", "127.0.0.1", "--read-ahead", "0"])
         let port = server.port
         let target = String(server.proxied(origin.url("/held.ts")).dropFirst(server.url("").count))
         let (head, body) = try await offPool {
@@ -61,7 +61,7 @@ struct HTTPEdgeTests {
         let (origin, requests) = try Self.origin(
             head: "HTTP/1.1 200 OK\r\nContent-Type: video/mp2t\r\nContent-Length: 100\r\n\r\n", body: Self.object)
         defer { origin.stop() }
-        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
+        let server = try await InProcessServer.start(arguments: ["--allow-host", "127.0.0.1", "--read-ahead", "0"])
         let url = server.proxied(origin.url("/object.ts"))
 
         let missed = try await TestHTTP.get(url, headers: [("Range", "bytes=50-150")])
@@ -104,7 +104,7 @@ struct HTTPEdgeTests {
                 + "Content-Length: \(gzipped.count)\r\n\r\n",
             body: [UInt8](gzipped))
         defer { origin.stop() }
-        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
+        let server = try await InProcessServer.start(arguments: ["--allow-host", "127.0.0.1", "--read-ahead", "0"])
         let url = server.proxied(origin.url("/gzipped.ts"))
         // The first request fills; later ones join the fill until it is published (MISS), then hit.
         var results: [String] = []
@@ -129,7 +129,7 @@ struct HTTPEdgeTests {
             head: "HTTP/1.1 200 OK\r\nContent-Type: video/mp2t\r\nContent-Length: 100\r\nContent-Length: 50\r\n\r\n",
             body: Self.object)
         defer { origin.stop() }
-        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
+        let server = try await InProcessServer.start(arguments: ["--allow-host", "127.0.0.1", "--read-ahead", "0"])
         let url = server.proxied(origin.url("/conflict.ts"))
         let first = try await TestHTTP.get(url)
         #expect(first.status == 502)
@@ -144,7 +144,7 @@ struct HTTPEdgeTests {
     func abortedAnswersLogTheBytesSent() async throws {
         let origin = try RawOrigin.faulty(.shortBody, length: 400_000)
         defer { origin.stop() }
-        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1"])
+        let server = try await InProcessServer.start(arguments: ["--allow-host", "127.0.0.1"])
         await #expect(throws: (any Error).self) { _ = try await TestHTTP.get(server.proxied(origin.url("/cut.ts"))) }
         let logged = try await eventually { server.log.contains("response aborted") }
         #expect(logged)
@@ -164,7 +164,7 @@ struct HTTPEdgeTests {
             while connection.send([UInt8](repeating: 0x47, count: 100)) { usleep(200_000) }
         }
         defer { origin.stop() }
-        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1"])
+        let server = try await InProcessServer.start(arguments: ["--allow-host", "127.0.0.1"])
         let sent = Date()
         await #expect(throws: (any Error).self) { _ = try await TestHTTP.get(server.proxied(origin.url("/slow.ts"))) }
         let seconds = Date().timeIntervalSince(sent)

@@ -35,7 +35,7 @@ struct HardeningTests {
         let origin = StreamOrigin()
         try await origin.start()
         defer { origin.stop() }
-        let server = try await ServerProcess.start(
+        let server = try await InProcessServer.start(
             arguments: Self.loopback + (eventLoopHits ? [] : ["--no-event-loop-hits"]))
         let url = server.proxied(origin.url("/large/1000.ts"))
         for round in ["miss", "hit"] {
@@ -43,7 +43,7 @@ struct HardeningTests {
                 let answer = try await TestHTTP.get(url, headers: [("Range", range.header)])
                 #expect(answer.status == range.status, "\(round) \(range.header): \(answer.text)")
                 #expect(answer.body.count == range.length, "\(round) \(range.header)")
-                #expect(server.process.isRunning, "\(round) \(range.header) killed the server")
+                #expect(server.isRunning, "\(round) \(range.header) killed the server")
             }
             _ = try await TestHTTP.get(url)
         }
@@ -118,7 +118,7 @@ struct HardeningTests {
         try await origin.start()
         defer { origin.stop() }
         // One server for every case, one after another: each answer must leave it serving the next.
-        let server = try await ServerProcess.start(arguments: Self.loopback)
+        let server = try await InProcessServer.start(arguments: Self.loopback)
         for (index, playlist) in Self.playlists.enumerated() {
             var headers: HTTPFields = [.contentType: "application/vnd.apple.mpegurl"]
             for (name, value) in playlist.headers { headers[HTTPField.Name(name)!] = value }
@@ -135,7 +135,7 @@ struct HardeningTests {
                     #expect(answer.status == 200, "\(playlist.name): \(answer.text)")
                     #expect(answer.text.hasPrefix("#EXTM3U"), "\(playlist.name)")
                 }
-                #expect(server.process.isRunning, "\(playlist.name) killed the server")
+                #expect(server.isRunning, "\(playlist.name) killed the server")
             }
         }
         #expect(try await TestHTTP.get(server.url("/healthz")).status == 200)

@@ -11,7 +11,7 @@ struct HitFrontTests {
     static let segment = "/fmp4/seg1.m4s"
 
     /// Every hit the event loop answered, whatever its body.
-    private static func eventLoopHits(_ server: ServerProcess) async throws -> Double {
+    private static func eventLoopHits(_ server: any RunningServer) async throws -> Double {
         var total = 0.0
         for body in ["none", "memory", "sendfile"] {
             total += try await server.metric(#"hlscache_event_loop_hits_total{body="\#(body)"}"#)
@@ -20,8 +20,8 @@ struct HitFrontTests {
     }
 
     /// A server (no read-ahead) whose cache holds ``segment`` of `origin`, and that segment's proxied target.
-    private static func serverWithCachedSegment(_ origin: StreamOrigin) async throws -> (ServerProcess, String) {
-        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
+    private static func serverWithCachedSegment(_ origin: StreamOrigin) async throws -> (any RunningServer, String) {
+        let server = try await InProcessServer.start(arguments: ["--allow-host", "127.0.0.1", "--read-ahead", "0"])
         let target = "/o/http/127.0.0.1:\(origin.port)\(segment)"
         _ = try await TestHTTP.get(server.url(target))
         try await HitPathTests.waitForEntries(1, on: server)
@@ -144,8 +144,8 @@ struct HitFrontTests {
         let origin = StreamOrigin()
         try await origin.start()
         defer { origin.stop() }
-        let server = try await ServerProcess.start(arguments: [
-            "--allow-host", "127.0.0.1", "--prefetch", "0", "--idle-timeout", "1",
+        let server = try await InProcessServer.start(arguments: [
+            "--allow-host", "127.0.0.1", "--read-ahead", "0", "--idle-timeout", "1",
         ])
         let small = "/o/http/127.0.0.1:\(origin.port)\(Self.segment)"
         let large = "/o/http/127.0.0.1:\(origin.port)\(HitPathTests.largePath)"
@@ -217,7 +217,9 @@ struct HitFrontTests {
     /// `hlscache_responder_connections_total` and `hlscache_cache_entries`, read on a connection of its own (which
     /// counts itself: `/metrics` is the responder's). The test's HTTP client is not used: its pooled connections
     /// could be the ones counted.
-    private static func responderConnections(_ server: ServerProcess) async throws -> (count: Double, entries: Double) {
+    private static func responderConnections(
+        _ server: any RunningServer
+    ) async throws -> (count: Double, entries: Double) {
         let port = server.port
         let answer = try await offPool { () -> RawConnection.Answer in
             let connection = try RawConnection(port: port, timeout: 10)
@@ -251,8 +253,8 @@ struct HitFrontTests {
         try await origin.start()
         defer { origin.stop() }
         for frontAnswers in [true, false] {
-            let server = try await ServerProcess.start(
-                arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"]
+            let server = try await InProcessServer.start(
+                arguments: ["--allow-host", "127.0.0.1", "--read-ahead", "0"]
                     + (frontAnswers ? [] : ["--no-event-loop-hits"]))
             let port = server.port
             let cached = "/o/http/127.0.0.1:\(origin.port)\(Self.segment)"

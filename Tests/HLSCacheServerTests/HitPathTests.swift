@@ -14,9 +14,9 @@ struct HitPathTests {
         let origin = StreamOrigin()
         try await origin.start()
         defer { origin.stop() }
-        let fast = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
-        let slow = try await ServerProcess.start(
-            arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0", "--no-event-loop-hits"])
+        let fast = try await InProcessServer.start(arguments: ["--allow-host", "127.0.0.1", "--read-ahead", "0"])
+        let slow = try await InProcessServer.start(
+            arguments: ["--allow-host", "127.0.0.1", "--read-ahead", "0", "--no-event-loop-hits"])
         let expected = StreamOrigin.pattern(count: 6_291_456)
         let requests: [(headers: [(name: String, value: String)], head: Bool)] = [
             ([], false), ([], true), ([("Range", "bytes=100-199")], false), ([("Range", "bytes=4000000-")], false),
@@ -69,7 +69,7 @@ struct HitPathTests {
         let origin = StreamOrigin()
         try await origin.start()
         defer { origin.stop() }
-        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
+        let server = try await InProcessServer.start(arguments: ["--allow-host", "127.0.0.1", "--read-ahead", "0"])
         let url = server.proxied(origin.url("/fmp4/index.m3u8"))
         let first = try await TestHTTP.get(url)
         // The fill is published just after its answer ends; before that the responder answers (HIT or MISS).
@@ -92,7 +92,7 @@ struct HitPathTests {
         let origin = StreamOrigin()
         try await origin.start()
         defer { origin.stop() }
-        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
+        let server = try await InProcessServer.start(arguments: ["--allow-host", "127.0.0.1", "--read-ahead", "0"])
         let sizes = [65_536, 65_537, 2_097_152]
         for size in sizes {
             _ = try await TestHTTP.get(server.proxied(origin.url("/large/\(size).ts")))
@@ -122,7 +122,7 @@ struct HitPathTests {
         let origin = StreamOrigin()
         try await origin.start()
         defer { origin.stop() }
-        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
+        let server = try await InProcessServer.start(arguments: ["--allow-host", "127.0.0.1", "--read-ahead", "0"])
         // Not a multiple of any segment size: a cork left on would hold the last segment for the kernel's 200 ms.
         let size = 100_001
         let path = "/o/http/127.0.0.1:\(origin.port)/large/\(size).ts"
@@ -156,7 +156,7 @@ struct HitPathTests {
         let origin = StreamOrigin()
         try await origin.start()
         defer { origin.stop() }
-        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
+        let server = try await InProcessServer.start(arguments: ["--allow-host", "127.0.0.1", "--read-ahead", "0"])
         let first = try await TestHTTP.get(server.proxied(origin.url("/fmp4/seg0.m4s")))
         #expect(first.status == 200 && first.header("x-cache") == "MISS")
         #expect(try await server.metric("hlscache_event_loop_fill_starts_total") == 1)
@@ -172,7 +172,7 @@ struct HitPathTests {
         try await origin.start()
         defer { origin.stop() }
         origin.set("/live-source/seg5.ts", .delay(.milliseconds(400)))
-        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
+        let server = try await InProcessServer.start(arguments: ["--allow-host", "127.0.0.1", "--read-ahead", "0"])
         let large = "/o/http/127.0.0.1:\(origin.port)\(Self.largePath)"
         let small = "/o/http/127.0.0.1:\(origin.port)/fmp4/seg1.m4s"
         let slowMiss = "/o/http/127.0.0.1:\(origin.port)/live-source/seg5.ts"
@@ -257,10 +257,10 @@ struct HitPathTests {
 
     @Test("SIGTERM while a sendfile answer is being read: the reader still gets the whole body, then the server exits")
     func shutdownFinishesSendfile() async throws {
-        let (origin, server, proxied) = try await Self.serverWithCachedObject("/large/33554432.ts")
+        let (origin, server, proxied) = try await Self.serverWithCachedObject("/large/33554432.ts", ownProcess: true)
         defer { origin.stop() }
         let port = server.port
-        let process = server.process
+        let process = try #require(server as? ServerProcess).process
         let body = try await offPool { () -> [UInt8] in
             let connection = try RawConnection(port: port)
             connection.send(RawConnection.request("GET", proxied))
@@ -278,12 +278,17 @@ struct HitPathTests {
     }
 
     /// A started origin and server, and the proxied target of `path`, fetched once so that it is cached.
+    /// - Parameter ownProcess: whether the server runs in a process of its own (a test about the process).
     static func serverWithCachedObject(
-        _ path: String
-    ) async throws -> (origin: StreamOrigin, server: ServerProcess, target: String) {
+        _ path: String, ownProcess: Bool = false
+    ) async throws -> (origin: StreamOrigin, server: any RunningServer, target: String) {
         let origin = StreamOrigin()
         try await origin.start()
-        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
+        let arguments = ["--allow-host", "127.0.0.1", "--read-ahead", "0"]
+        let server: any RunningServer =
+            ownProcess
+            ? try await ServerProcess.start(arguments: arguments)
+            : try await InProcessServer.start(arguments: arguments)
         let target = "/o/http/127.0.0.1:\(origin.port)\(path)"
         _ = try await TestHTTP.get(server.url(target))
         try await waitForEntries(1, on: server)
@@ -292,7 +297,7 @@ struct HitPathTests {
 
     /// Waits until the cache holds `count` published entries: a large fill is published (synced and renamed) a
     /// little after its last byte was sent.
-    static func waitForEntries(_ count: Int, on server: ServerProcess) async throws {
+    static func waitForEntries(_ count: Int, on server: any RunningServer) async throws {
         for _ in 0..<400 {
             if try await server.metric("hlscache_cache_entries") >= Double(count) { return }
             try await Task.sleep(for: .milliseconds(50))

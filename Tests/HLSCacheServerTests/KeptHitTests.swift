@@ -26,7 +26,7 @@ struct KeptHitTests {
         "an object hit answered again from its event loop's kept hit has the looked-up hit's head and bytes, from memory and from its file",
         arguments: [10_000, 100_001])
     func keptObjectHitIsTheLookedUpHit(size: Int) async throws {
-        try await withServer(arguments: ["--prefetch", "0"]) { server, origin in
+        try await withServer(arguments: ["--read-ahead", "0"]) { server, origin in
             let path = "/o/http/127.0.0.1:\(origin.port)/large/\(size).ts"
             _ = try await TestHTTP.get(server.url(path))
             try await HitPathTests.waitForEntries(1, on: server)
@@ -59,7 +59,7 @@ struct KeptHitTests {
 
     @Test("a segment the event loops answer again and again is a miss right after its purge")
     func keptObjectHitGivesWayToAPurge() async throws {
-        try await withServer(arguments: ["--admin-token", PurgeTests.token, "--prefetch", "0"]) { server, origin in
+        try await withServer(arguments: ["--admin-token", PurgeTests.token, "--read-ahead", "0"]) { server, origin in
             let url = server.proxied(origin.url("/large/100001.ts"))
             #expect(try await PurgeTests.cached(url))
             let fetched = origin.count("/large/100001.ts")
@@ -74,8 +74,8 @@ struct KeptHitTests {
     }
 
     /// The descriptors `server` holds open on files of its cache directory that are gone (unlinked).
-    private static func deletedEntryFiles(of server: ServerProcess) -> [String] {
-        let descriptors = "/proc/\(server.process.processIdentifier)/fd"
+    private static func deletedEntryFiles(of server: any RunningServer) -> [String] {
+        let descriptors = "/proc/\(server.processIdentifier)/fd"
         let names = (try? FileManager.default.contentsOfDirectory(atPath: descriptors)) ?? []
         return names.compactMap { name in
             let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: descriptors + "/" + name)) ?? ""
@@ -85,7 +85,7 @@ struct KeptHitTests {
 
     @Test("a kept hit no request takes is dropped within two seconds: a purged entry's file is not held open")
     func idleKeptHitLetsItsFileGo() async throws {
-        try await withServer(arguments: ["--admin-token", PurgeTests.token, "--prefetch", "0"]) { server, origin in
+        try await withServer(arguments: ["--admin-token", PurgeTests.token, "--read-ahead", "0"]) { server, origin in
             let path = "/o/http/127.0.0.1:\(origin.port)/large/100001.ts"
             #expect(try await PurgeTests.cached(server.url(path)))
             let connection = try RawConnection(port: server.port)

@@ -11,7 +11,7 @@ import Testing
 struct ListenerTests {
     @Test("the server listens with one socket per event loop, all on its one port, and answers on each")
     func oneListenerPerEventLoop() async throws {
-        try await withServer { server, origin in
+        try await withServerProcess { server, origin in
             let listening = listeningSocketInodes(onPort: server.port)
             // NIO's group has a loop per usable core (the served process inherits this one's affinity and cgroup).
             #expect(listening.count == System.coreCount, "sockets listening on port \(server.port): \(listening)")
@@ -26,7 +26,7 @@ struct ListenerTests {
     func portInUseIsAClearError() async throws {
         try await withServer { server, origin in
             do {
-                let second = try await ServerProcess.start(port: server.port)
+                let second = try await InProcessServer.start(port: server.port)
                 await second.stop()
                 Issue.record("a second server started on port \(server.port)")
             } catch ServerProcessError.didNotStart(let output) {
@@ -60,7 +60,7 @@ struct ListenerTests {
 
     @Test("an answer outlasting --shutdown-grace is cut short, never ended as if whole, and the process exits")
     func answerPastTheGraceIsCut() async throws {
-        try await withServer(arguments: ["--shutdown-grace", "1"]) { server, origin in
+        try await withServerProcess(arguments: ["--shutdown-grace", "1"]) { server, origin in
             let path = "/large/2000001.ts"
             origin.set(path, .slowSecondHalf(.seconds(60)))
             let download = Task { try await TestHTTP.get(server.proxied(origin.url(path))) }
@@ -77,7 +77,7 @@ struct ListenerTests {
 
 /// Fetches an object 8 times through `server`, each on a new connection (a curl process each): every one is
 /// answered whole, whichever listener the kernel gives it to.
-private func expectEachNewConnectionAnswered(_ server: ServerProcess, _ origin: StreamOrigin) async throws {
+private func expectEachNewConnectionAnswered(_ server: any RunningServer, _ origin: StreamOrigin) async throws {
     let url = server.proxied(origin.url("/large/3000.ts"))
     let expected = origin.file(for: "/large/3000.ts") ?? []
     let file = ServerProcess.temporaryDirectory() + "/body"

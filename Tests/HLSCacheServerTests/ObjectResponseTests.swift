@@ -10,7 +10,7 @@ struct ObjectResponseTests {
         let origin = StreamOrigin()
         try await origin.start()
         defer { origin.stop() }
-        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
+        let server = try await InProcessServer.start(arguments: ["--allow-host", "127.0.0.1", "--read-ahead", "0"])
         let url = server.proxied(origin.url("/fmp4/seg1.m4s"))
         let bytes = try #require(origin.file(for: "/fmp4/seg1.m4s"))
         let total = bytes.count
@@ -52,7 +52,7 @@ struct ObjectResponseTests {
         let origin = StreamOrigin()
         try await origin.start()
         defer { origin.stop() }
-        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1"])
+        let server = try await InProcessServer.start(arguments: ["--allow-host", "127.0.0.1"])
         _ = try await FFmpeg.framemd5(server.proxied(origin.url("/fmp4/index.m3u8")))
         let page = try await TestHTTP.get(server.url("/"))
         #expect(page.status == 200)

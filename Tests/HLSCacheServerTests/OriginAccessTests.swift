@@ -18,12 +18,12 @@ struct OriginAccessTests {
             origin.set(path, .requiring(header: "Referer", value: "https://site.test/secret-ref"))
         }
 
-        let without = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1"])
+        let without = try await InProcessServer.start(arguments: ["--allow-host", "127.0.0.1"])
         let refused = try await TestHTTP.get(without.proxied(origin.url("/fmp4/index.m3u8")))
         #expect(refused.status == 403)
         await without.stop()
 
-        let server = try await ServerProcess.start(
+        let server = try await InProcessServer.start(
             arguments: ["--allow-host", "127.0.0.1", "--origin-header", "Referer: https://site.test/secret-ref"])
         let played = try await FFmpeg.framemd5(server.proxied(origin.url("/fmp4/index.m3u8")))
         #expect(played.status == 0, "\(played.errors)")
@@ -49,7 +49,8 @@ struct OriginAccessTests {
             #expect(!lines.contains { $0.hasPrefix("x-cdn") }, "a header scoped to another host was sent")
         }
         // One header per line in the environment (values may hold commas).
-        try await withServer(environment: ["HLSCACHE_ORIGIN_HEADER": "X-One: 1, 2\nX-Two: 3"]) { server, origin in
+        try await withServerProcess(environment: ["HLSCACHE_ORIGIN_HEADER": "X-One: 1, 2\nX-Two: 3"]) {
+            server, origin in
             let lines = try await TestHTTP.get(server.proxied(origin.url("/headers"))).text.lowercased()
             #expect(lines.contains("x-one: 1, 2\n") && lines.contains("x-two: 3\n"), "\(lines)")
         }
@@ -71,7 +72,7 @@ struct OriginAccessTests {
         "--origin-threads sets how many threads fetch from origins, named apart from the LL-HLS reload client's; a count outside 1 to 64 is refused at startup"
     )
     func originThreadsSetsTheFetchingThreads() async throws {
-        try await withServer(arguments: ["--origin-threads", "3"]) { server, origin in
+        try await withServerProcess(arguments: ["--origin-threads", "3"]) { server, origin in
             let segment = try await TestHTTP.get(server.proxied(origin.url("/fmp4/seg0.m4s")))
             #expect(segment.status == 200)
             let names = server.threadNames
@@ -79,7 +80,7 @@ struct OriginAccessTests {
             #expect(fetching == ["hlscache-curl0", "hlscache-curl1", "hlscache-curl2"], "\(names)")
             #expect(names.filter { $0 == "hlscache-llhls0" }.count == 1, "\(names)")
         }
-        try await withServer(environment: ["HLSCACHE_ORIGIN_THREADS": "1"]) { server, origin in
+        try await withServerProcess(environment: ["HLSCACHE_ORIGIN_THREADS": "1"]) { server, origin in
             let segment = try await TestHTTP.get(server.proxied(origin.url("/fmp4/seg0.m4s")))
             #expect(segment.status == 200)
             let names = server.threadNames
@@ -114,7 +115,8 @@ struct OriginAccessTests {
         let direct = try ForwardProxy()
         defer { direct.stop() }
         let environment = ["NO_PROXY": "127.0.0.1"]
-        try await withServer(arguments: ["--upstream-proxy", direct.url], environment: environment) { server, origin in
+        try await withServerProcess(arguments: ["--upstream-proxy", direct.url], environment: environment) {
+            server, origin in
             let answer = try await TestHTTP.get(server.proxied(origin.url("/fmp4/index.m3u8")))
             #expect(answer.status == 200)
             #expect(direct.requests.isEmpty, "a NO_PROXY host went through the proxy: \(direct.requests)")

@@ -9,11 +9,11 @@ struct ParkedReloadTests {
     static let reload = "/live/index.m3u8?_HLS_msn=3&_HLS_part=0"
 
     /// An origin holding the blocking reload for `hold`, then answering it (or `status`), and a server in front.
-    static func setUp(hold: Duration, status: Int? = nil) async throws -> (StreamOrigin, ServerProcess) {
+    static func setUp(hold: Duration, status: Int? = nil) async throws -> (StreamOrigin, any RunningServer) {
         let origin = StreamOrigin()
         try await origin.start()
         origin.set("/live/index.m3u8", status.map { .delayedStatus(hold, $0) } ?? .delay(hold))
-        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
+        let server = try await InProcessServer.start(arguments: ["--allow-host", "127.0.0.1", "--read-ahead", "0"])
         return (origin, server)
     }
 
@@ -49,7 +49,7 @@ struct ParkedReloadTests {
     /// two answers must be the leader's playlist and the segment, in that order. Returns the server, to be stopped.
     static func reloadThenSegment(
         hold: Duration, send: @escaping @Sendable (RawConnection, _ reload: String, _ segment: String) -> Void
-    ) async throws -> ServerProcess {
+    ) async throws -> any RunningServer {
         let (origin, server) = try await Self.setUp(hold: hold)
         defer { origin.stop() }
         let segment = "/o/http/127.0.0.1:\(origin.port)/fmp4/seg1.m4s"
@@ -71,12 +71,12 @@ struct ParkedReloadTests {
     }
 
     /// The hits the event loop has answered from memory (rendered playlists among them).
-    static func loopMemoryHits(_ server: ServerProcess) async throws -> Double {
+    static func loopMemoryHits(_ server: any RunningServer) async throws -> Double {
         try await server.metric(#"hlscache_event_loop_hits_total{body="memory"}"#)
     }
 
     /// The cache's hits, from the status page ("(N hits, …").
-    static func cacheHits(_ server: ServerProcess) async throws -> Int {
+    static func cacheHits(_ server: any RunningServer) async throws -> Int {
         let page = try await TestHTTP.get(server.url("/")).text
         guard let end = page.range(of: " hits, ") else { return -1 }
         return Int(page[..<end.lowerBound].split(separator: "(").last ?? "") ?? -1

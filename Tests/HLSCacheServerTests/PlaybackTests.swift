@@ -16,7 +16,7 @@ struct PlaybackTests {
         let origin = StreamOrigin()
         try await origin.start()
         defer { origin.stop() }
-        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
+        let server = try await InProcessServer.start(arguments: ["--allow-host", "127.0.0.1", "--read-ahead", "0"])
 
         let direct = try await FFmpeg.framemd5(origin.url("/" + stream))
         #expect(direct.status == 0, "ffmpeg on the origin: \(direct.errors)")
@@ -43,7 +43,7 @@ struct PlaybackTests {
         let origin = StreamOrigin()
         try await origin.start()
         defer { origin.stop() }
-        let server = try await ServerProcess.start(arguments: ["--origin", origin.url("/")])
+        let server = try await InProcessServer.start(arguments: ["--origin", origin.url("/")])
 
         let master = try await TestHTTP.get(server.url("/ts-multivariant/master.m3u8"))
         #expect(master.status == 200)

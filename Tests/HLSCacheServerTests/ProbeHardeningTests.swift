@@ -16,7 +16,7 @@ struct ProbeHardeningTests {
         let origin = StreamOrigin()
         try await origin.start()
         defer { origin.stop() }
-        let server = try await ServerProcess.start(arguments: Self.loopback)
+        let server = try await InProcessServer.start(arguments: Self.loopback)
         let templates = [
             #"<SegmentTemplate media="s$Number$.m4s" duration="1" timescale="1" startNumber="9223372036854775807"/>"#,
             #"<SegmentTemplate media="s$Number$.m4s" startNumber="9223372036854775807"><SegmentTimeline>"#
@@ -38,7 +38,7 @@ struct ProbeHardeningTests {
                 #expect(answer.status == 502, "\(template): \(answer.text)")
                 #expect(answer.text.hasPrefix("origin returned an invalid MPD: "), "\(answer.text)")
                 #expect(answer.text.contains("(line 3)"), "\(answer.text)")
-                #expect(server.process.isRunning, "\(template) killed the server")
+                #expect(server.isRunning, "\(template) killed the server")
             }
         }
         #expect(try await TestHTTP.get(server.url("/healthz")).status == 200)
@@ -51,7 +51,7 @@ struct ProbeHardeningTests {
             let other = StreamOrigin()
             try await other.start()
             defer { other.stop() }
-            let server = try await ServerProcess.start(arguments: ["--origin", origin.url("")])
+            let server = try await InProcessServer.start(arguments: ["--origin", origin.url("")])
             #expect(try await TestHTTP.get(server.url("/fmp4/index.m3u8")).status == 200)
             // Another port of the origin's host: an unrelated service there.
             let elsewhere = try await TestHTTP.get(server.url("/o/http/127.0.0.1:\(other.port)/fmp4/index.m3u8"))
@@ -69,7 +69,7 @@ struct ProbeHardeningTests {
             #expect(try await server.metric("hlscache_origin_fetches_total") <= 1)
             await server.stop()
             // The other port, allowed by name.
-            let allowed = try await ServerProcess.start(
+            let allowed = try await InProcessServer.start(
                 arguments: ["--origin", origin.url(""), "--allow-host", "127.0.0.1:\(other.port)"])
             #expect(
                 try await TestHTTP.get(allowed.url("/o/http/127.0.0.1:\(other.port)/fmp4/index.m3u8")).status == 200)
@@ -88,7 +88,7 @@ struct ProbeHardeningTests {
         #expect(!open.errors.contains("s3cr3t"), "the refusal printed the secret")
         try await StreamOrigin.withRunning { origin in
             // Any public host is allowed (the default), private ones too: the header still goes to the origin only.
-            let server = try await ServerProcess.start(
+            let server = try await InProcessServer.start(
                 arguments: [
                     "--origin", origin.url(""), "--allow-private-networks", "--origin-header",
                     "Authorization: \(secret)",
@@ -272,7 +272,7 @@ struct AbandonedMissTests {
     func abandonedMissesAreBounded() async throws {
         try await StreamOrigin.withRunning { origin in
             let server = try await ServerProcess.start(
-                arguments: ["--allow-host", "127.0.0.1", "--max-fills", "32", "--prefetch", "0"])
+                arguments: ["--allow-host", "127.0.0.1", "--max-fills", "32", "--read-ahead", "0"])
             for index in 0..<200 { origin.set("/slow/\(index).ts", .delayedStatus(.seconds(6), 404)) }
             origin.set("/slow/late.ts", .delayedStatus(.seconds(6), 404))
             for index in 0..<200 {
@@ -336,7 +336,7 @@ struct StoredManifestTests {
             await cache.close()
             let valid = hostile.replacingOccurrences(of: "9223372036854775807", with: "1")
             origin.set("/stored/manifest.mpd", .answer(valid, headers: [.contentType: "application/dash+xml"]))
-            let server = try await ServerProcess.start(
+            let server = try await InProcessServer.start(
                 cacheDirectory: directory, arguments: ["--allow-host", "127.0.0.1"])
             let first = try await TestHTTP.get(server.proxied(url))
             #expect(first.status == 502, "\(first.status) \(first.text)")
@@ -345,7 +345,7 @@ struct StoredManifestTests {
             let second = try await TestHTTP.get(server.proxied(url))
             #expect(second.status == 200, "\(second.status) \(second.text)")
             #expect(origin.count("/stored/manifest.mpd") == 1)
-            #expect(server.process.isRunning)
+            #expect(server.isRunning)
             await server.stop()
         }
     }
@@ -357,7 +357,7 @@ struct AttackSessionTests {
     @Test("an origin redirecting back to hlscache is a loop stopped at its first return (Via), not a recursion")
     func redirectBackIsALoop() async throws {
         try await StreamOrigin.withRunning { origin in
-            let server = try await ServerProcess.start(arguments: [
+            let server = try await InProcessServer.start(arguments: [
                 "--allow-host", "127.0.0.1", "--allow-private-networks",
             ])
             origin.set("/loop.ts", .redirect(server.proxied(origin.url("/loop.ts?n=1"))))

@@ -38,7 +38,7 @@ struct PurgeTests {
 
     @Test("PURGE needs the admin token: 401 without one, 403 with a wrong one; with it the next request is a miss")
     func purgeOneObject() async throws {
-        try await withServer(arguments: ["--admin-token", Self.token, "--prefetch", "0"]) { server, origin in
+        try await withServer(arguments: ["--admin-token", Self.token, "--read-ahead", "0"]) { server, origin in
             let url = server.proxied(origin.url("/fmp4/seg0.m4s"))
             #expect(try await Self.cached(url))
 
@@ -69,7 +69,7 @@ struct PurgeTests {
         "a hit being sent from its file when the object is purged arrives whole: the send holds the file open",
         .timeLimit(.minutes(2)))
     func purgeDuringASendLeavesItWhole() async throws {
-        try await withServer(arguments: ["--admin-token", Self.token, "--prefetch", "0"]) { server, origin in
+        try await withServer(arguments: ["--admin-token", Self.token, "--read-ahead", "0"]) { server, origin in
             let size = 16 << 20
             let path = "/o/http/127.0.0.1:\(origin.port)/large/\(size).ts"
             // A debug build with the whole suite running took 7.4 s to fetch and send these 16 MiB the first time.
@@ -101,7 +101,7 @@ struct PurgeTests {
 
     @Test("PURGE removes every byte range of an object too")
     func purgeRemovesRanges() async throws {
-        try await withServer(arguments: ["--admin-token", Self.token, "--prefetch", "0"]) { server, origin in
+        try await withServer(arguments: ["--admin-token", Self.token, "--read-ahead", "0"]) { server, origin in
             let url = server.proxied(origin.url("/byterange/media.ts"))
             for range in ["bytes=0-999", "bytes=1000-1999"] {
                 #expect(try await Self.cached(url, headers: [("Range", range)]))
@@ -116,7 +116,7 @@ struct PurgeTests {
 
     @Test("POST /admin/purge removes everything under a prefix, rewritten playlists in memory included")
     func purgeByPrefix() async throws {
-        try await withServer(arguments: ["--admin-token", Self.token, "--prefetch", "0"]) { server, origin in
+        try await withServer(arguments: ["--admin-token", Self.token, "--read-ahead", "0"]) { server, origin in
             let playlist = server.proxied(origin.url("/fmp4/index.m3u8"))
             for path in ["/fmp4/index.m3u8", "/fmp4/init.mp4", "/fmp4/seg0.m4s", "/aes128/seg0.ts"] {
                 #expect(try await Self.cached(server.proxied(origin.url(path))))
@@ -145,7 +145,7 @@ struct PurgeTests {
 
     @Test("item 11: a prefix purge finds other spellings of a URL and entries another process published")
     func purgeFindsEverything() async throws {
-        try await withServer(arguments: ["--admin-token", Self.token, "--prefetch", "0"]) { server, origin in
+        try await withServer(arguments: ["--admin-token", Self.token, "--read-ahead", "0"]) { server, origin in
             // One object, three spellings: one key.
             let plain = server.proxied(origin.url("/fmp4/seg1.m4s"))
             let shouted = server.url("/o/HTTP/127.0.0.1:\(origin.port)//fmp4//seg1.m4s")
@@ -177,7 +177,7 @@ struct PurgeTests {
     /// Two GETs of `url` on one connection with its PURGE pipelined behind them, then a GET as soon as the purge's
     /// answer is read: all within a kept hit's lease (10 ms), so that the last GET would be answered from the kept
     /// hit if it outlived the purge. The four answers, in order.
-    static func hitsThenPurge(_ url: String, on server: ServerProcess) async throws -> [RawConnection.Answer] {
+    static func hitsThenPurge(_ url: String, on server: any RunningServer) async throws -> [RawConnection.Answer] {
         let target = url.replacingOccurrences(of: server.url(""), with: "")
         let port = server.port
         return try await offPool { () -> [RawConnection.Answer] in
@@ -194,7 +194,7 @@ struct PurgeTests {
 
     @Test("a live playlist the event loops answer again and again is a miss right after its purge")
     func keptLivePlaylistHitGivesWayToAPurge() async throws {
-        try await withServer(arguments: ["--admin-token", Self.token, "--prefetch", "0"]) { server, origin in
+        try await withServer(arguments: ["--admin-token", Self.token, "--read-ahead", "0"]) { server, origin in
             let path = "/kept/live.m3u8"
             // Fresh for half its target duration: 30 s, longer than this test on a loaded machine.
             let playlist = GraceTests.livePlaylist.replacingOccurrences(

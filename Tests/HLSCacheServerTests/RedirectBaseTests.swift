@@ -14,7 +14,7 @@ struct RedirectBaseTests {
         let origin = StreamOrigin()
         try await origin.start()
         defer { origin.stop() }
-        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
+        let server = try await InProcessServer.start(arguments: ["--allow-host", "127.0.0.1", "--read-ahead", "0"])
         let moved = server.proxied(origin.url("/moved" + path))
         let manifest = try await TestHTTP.get(moved)
         #expect(manifest.status == 200)
@@ -28,8 +28,8 @@ struct RedirectBaseTests {
         #expect(origin.counts.keys.filter { $0.hasPrefix("/moved/") } == ["/moved" + path], "\(origin.counts)")
         await server.stop()
         // From the disk after a restart: the same base.
-        let again = try await ServerProcess.start(
-            cacheDirectory: server.cacheDirectory, arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
+        let again = try await InProcessServer.start(
+            cacheDirectory: server.cacheDirectory, arguments: ["--allow-host", "127.0.0.1", "--read-ahead", "0"])
         let reread = try await TestHTTP.get(again.proxied(origin.url("/moved" + path)))
         #expect(reread.header("x-cache") == "HIT")
         #expect(reread.text.contains("/o/http/127.0.0.1:\(origin.port)\(folder)/") && !reread.text.contains("/moved/"))
@@ -41,8 +41,8 @@ struct RedirectBaseTests {
         let origin = StreamOrigin()
         try await origin.start()
         defer { origin.stop() }
-        let parent = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1"])
-        let edge = try await ServerProcess.start(arguments: ["--parent", parent.url("/")])
+        let parent = try await InProcessServer.start(arguments: ["--allow-host", "127.0.0.1"])
+        let edge = try await InProcessServer.start(arguments: ["--parent", parent.url("/")])
         let playlist = try await TestHTTP.get(edge.proxied(origin.url("/moved/ts-multivariant/hi/index.m3u8")))
         #expect(playlist.status == 200)
         #expect(

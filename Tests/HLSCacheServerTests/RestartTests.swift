@@ -12,7 +12,8 @@ struct RestartTests {
         defer { origin.stop() }
         let directory = ServerProcess.temporaryDirectory()
         let stream = origin.url("/ts-multivariant/master.m3u8")
-        let first = try await ServerProcess.start(cacheDirectory: directory, arguments: ["--allow-host", "127.0.0.1"])
+        let first = try await InProcessServer.start(
+            cacheDirectory: directory, arguments: ["--allow-host", "127.0.0.1"])
         let played = try await FFmpeg.framemd5(first.proxied(stream))
         #expect(played.status == 0)
         try await Task.sleep(for: .milliseconds(300))
@@ -22,7 +23,8 @@ struct RestartTests {
         #expect(first.log.contains("hlscache stopped"))
 
         let segmentRequests = origin.counts.filter { $0.key.hasSuffix(".ts") }.values.reduce(0, +)
-        let second = try await ServerProcess.start(cacheDirectory: directory, arguments: ["--allow-host", "127.0.0.1"])
+        let second = try await InProcessServer.start(
+            cacheDirectory: directory, arguments: ["--allow-host", "127.0.0.1"])
         let replay = try await FFmpeg.framemd5(second.proxied(stream))
         #expect(replay.status == 0)
         #expect(replay.output == played.output)

@@ -31,7 +31,7 @@ struct SecretsTests {
         let origin = StreamOrigin()
         try await origin.start()
         defer { origin.stop() }
-        let server = try await ServerProcess.start(arguments: HardeningTests.loopback)
+        let server = try await InProcessServer.start(arguments: HardeningTests.loopback)
         let playlist = server.proxied(origin.url("/fmp4/index.m3u8")) + "?token=SECRET-TOKEN-1&sig=SECRET-SIG-2"
         #expect(try await TestHTTP.get(playlist).status == 200)
         let segment = server.proxied(origin.url("/fmp4/seg0.m4s")) + "?token=SECRET-TOKEN-3"

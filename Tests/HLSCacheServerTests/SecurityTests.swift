@@ -10,7 +10,7 @@ struct SecurityTests {
         let origin = StreamOrigin()
         try await origin.start()
         defer { origin.stop() }
-        let server = try await ServerProcess.start()
+        let server = try await InProcessServer.start()
         for host in ["127.0.0.1", "localhost"] {
             let answer = try await TestHTTP.get(server.url("/o/http/\(host):\(origin.port)/fmp4/index.m3u8"))
             #expect(answer.status == 403, "\(host): \(answer.text)")
@@ -34,7 +34,7 @@ struct SecurityTests {
 
     @Test("requests that name no origin, or too long a target, are refused before any traffic")
     func badTargets() async throws {
-        let server = try await ServerProcess.start()
+        let server = try await InProcessServer.start()
         #expect(try await TestHTTP.get(server.url("/o/ftp/example.com/x")).status == 404)
         #expect(try await TestHTTP.get(server.url("/random/path")).status == 404)
         let long = String(repeating: "a", count: 9000)

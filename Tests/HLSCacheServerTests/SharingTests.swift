@@ -11,7 +11,7 @@ struct SharingTests {
         try await origin.start()
         defer { origin.stop() }
         origin.set("/live-source/seg3.ts", .delay(.milliseconds(500)))
-        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1"])
+        let server = try await InProcessServer.start(arguments: ["--allow-host", "127.0.0.1"])
         let url = server.proxied(origin.url("/live-source/seg3.ts"))
         let expected = origin.file(for: "/live-source/seg3.ts")
         let answers = try await withThrowingTaskGroup(of: TestHTTP.Answer.self) { group in
@@ -31,7 +31,7 @@ struct SharingTests {
         let origin = StreamOrigin()
         try await origin.start()
         defer { origin.stop() }
-        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1"])
+        let server = try await InProcessServer.start(arguments: ["--allow-host", "127.0.0.1"])
         let url = server.proxied(origin.url("/live/index.m3u8"))
         let start = Date()
         let results = try await withThrowingTaskGroup(of: (Int32, String).self) { group in
@@ -66,7 +66,7 @@ struct SharingTests {
         defer { origin.stop() }
         // The origin holds the reload longer than a loaded machine takes to start ten requests.
         origin.set("/live/index.m3u8", .delay(.milliseconds(1500)))
-        let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1"])
+        let server = try await InProcessServer.start(arguments: ["--allow-host", "127.0.0.1"])
         let blocking = server.proxied(origin.url("/live/index.m3u8?_HLS_msn=3&_HLS_part=0"))
         let answers = try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<10 { group.addTask { try await TestHTTP.get(blocking).status } }

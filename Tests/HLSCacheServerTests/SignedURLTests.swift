@@ -30,7 +30,7 @@ struct SignedURLTests {
         let directTargets = origin.targets.count
 
         // Read-ahead on: its keys come from the playlist, and must be the keys the players ask for.
-        let server = try await ServerProcess.start(
+        let server = try await InProcessServer.start(
             arguments: ["--allow-host", "127.0.0.1"] + (ignoringTokens ? ["--cache-key-ignore-query", "token"] : []))
         let results = try await withThrowingTaskGroup(of: ChildProcess.Result.self) { group in
             for viewer in 0..<10 {
@@ -60,7 +60,7 @@ struct SignedURLTests {
     func keysFollowTheOptions() async throws {
         let origin = try await Self.signedOrigin()
         defer { origin.stop() }
-        let plain = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"])
+        let plain = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1", "--read-ahead", "0"])
         for viewer in ["a", "b"] {
             let answer = try await TestHTTP.get(
                 plain.proxied(origin.url("/ts-multivariant/hi/seg1.ts?token=\(viewer)")))
@@ -70,7 +70,7 @@ struct SignedURLTests {
         await plain.stop()
 
         let shared = try await ServerProcess.start(
-            arguments: ["--allow-host", "127.0.0.1", "--prefetch", "0"],
+            arguments: ["--allow-host", "127.0.0.1", "--read-ahead", "0"],
             environment: [
                 "HLSCACHE_CACHE_KEY_IGNORE_QUERY": "sig,tok*", "HLSCACHE_PLAYLIST_CACHE_KEY_IGNORE_QUERY": "token",
             ])
@@ -89,8 +89,8 @@ struct SignedURLTests {
     func originErrorsAreNotSharedAcrossTokens() async throws {
         let origin = try await Self.signedOrigin()
         defer { origin.stop() }
-        let server = try await ServerProcess.start(arguments: [
-            "--allow-host", "127.0.0.1", "--cache-key-ignore-query", "token", "--prefetch", "0",
+        let server = try await InProcessServer.start(arguments: [
+            "--allow-host", "127.0.0.1", "--cache-key-ignore-query", "token", "--read-ahead", "0",
         ])
         let refused = try await TestHTTP.get(server.proxied(origin.url("/ts-multivariant/hi/seg2.ts?token=")))
         #expect(refused.status == 403)
@@ -116,7 +116,7 @@ struct SignedURLTests {
         #expect(prefetched.status == 0, "\(prefetched.errors)")
         #expect(Self.segments.allSatisfy { origin.count($0) == 1 })
 
-        let server = try await ServerProcess.start(
+        let server = try await InProcessServer.start(
             cacheDirectory: directory, arguments: ["--allow-host", "127.0.0.1", "--cache-key-ignore-query", "token"])
         for path in Self.segments {
             let answer = try await TestHTTP.get(server.proxied(origin.url(path + "?token=viewer")))
@@ -132,7 +132,7 @@ struct SignedURLTests {
     func tokensStayWithTheirViewer() async throws {
         let origin = try await Self.signedOrigin()
         defer { origin.stop() }
-        let server = try await ServerProcess.start(arguments: [
+        let server = try await InProcessServer.start(arguments: [
             "--allow-host", "127.0.0.1", "--cache-key-ignore-query", "token", "--origin-timeout", "1", "--prefetch",
             "0",
         ])

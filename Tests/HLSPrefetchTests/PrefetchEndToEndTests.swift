@@ -46,7 +46,7 @@ struct PrefetchTests {
         try await origin.start()
         let stream = "alt-audio/master.m3u8"
         let direct = try await FFmpeg.framemd5(origin.url("/" + stream))
-        let server = try await ServerProcess.start(arguments: ["--allow-private-networks", "--prefetch", "0"])
+        let server = try await ServerProcess.start(arguments: ["--allow-private-networks", "--read-ahead", "0"])
         let result = try await PrefetchProcess.run([
             origin.url("/" + stream), "--server", server.url(""), "--quiet", "--json",
         ])
@@ -92,6 +92,38 @@ struct PrefetchTests {
         let summary = try JSONSerialization.jsonObject(with: Data(partial.output.utf8)) as? [String: Any]
         #expect(summary?["failed"] as? Int == 1)
         #expect((summary?["failures"] as? [[String: Any]])?.first?["url"] as? String == origin.url("/fmp4/seg1.m4s"))
+    }
+
+    @Test("prefetch --cache-dir fills by serve's rules: its fill flags and their variables reach the fill")
+    func cacheDirectoryTakesServesFillRules() async throws {
+        let origin = StreamOrigin()
+        try await origin.start()
+        defer { origin.stop() }
+        // The fMP4 stream's segments are larger than 1 KB, its playlist and init section are not.
+        let bounded = try await PrefetchProcess.run([
+            origin.url("/fmp4/index.m3u8"), "--cache-dir", ServerProcess.temporaryDirectory(),
+            "--allow-private-networks", "--json", "--retries", "0", "--max-object-size", "1KB",
+        ])
+        #expect(bounded.status == 1, "\(bounded.errors)")
+        #expect(bounded.errors.contains("/fmp4/seg1.m4s"), "\(bounded.errors)")
+        let variable = try await ChildProcess.run(
+            ServerProcess.binary.path,
+            [
+                "prefetch", origin.url("/fmp4/index.m3u8"), "--cache-dir", ServerProcess.temporaryDirectory(),
+                "--allow-private-networks", "--json", "--retries", "0",
+            ],
+            environment: ChildProcess.cleanEnvironment.merging(["HLSCACHE_MAX_OBJECT_SIZE": "1KB"]) { $1 })
+        #expect(variable.status == 1, "HLSCACHE_MAX_OBJECT_SIZE did not reach the fill: \(variable.errors)")
+        let refused = try await PrefetchProcess.run([
+            origin.url("/fmp4/index.m3u8"), "--cache-dir", ServerProcess.temporaryDirectory(), "--negative-ttl", "-1",
+        ])
+        #expect(refused.status == 2)
+        #expect(refused.errors.contains("--negative-ttl"), "\(refused.errors)")
+        let whole = try await PrefetchProcess.run([
+            origin.url("/fmp4/index.m3u8"), "--cache-dir", ServerProcess.temporaryDirectory(),
+            "--allow-private-networks", "--json", "--max-object-size", "10MB",
+        ])
+        #expect(whole.status == 0, "\(whole.errors)")
     }
 
     @Test("--output writes a folder ffmpeg plays with the origin stopped, with only sanitised file names")

@@ -131,7 +131,7 @@ async def main():
     cache = tempfile.mkdtemp(prefix="hlscache-abandon-")
     server = subprocess.Popen(
         [binary, "serve", "--port", str(port), "--cache-dir", cache, "--allow-host", "127.0.0.1",
-         "--log-level", "error", "--prefetch", "0"],
+         "--log-level", "error", "--read-ahead", "0"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         for _ in range(100):

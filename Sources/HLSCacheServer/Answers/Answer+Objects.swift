@@ -118,7 +118,7 @@ extension Answer {
     /// Reads ahead the segments that follow `key` in its VOD playlist.
     /// - Returns: the playlist `key` belongs to, for the status page.
     private static func startReadAhead(after key: CacheKey, components: ServerComponents) -> String? {
-        guard let position = components.segmentIndex.lookup(key, following: components.configuration.prefetchCount)
+        guard let position = components.segmentIndex.lookup(key, following: components.configuration.readAheadCount)
         else { return nil }
         components.readAhead?.enqueue(position.next)
         return position.playlist

@@ -9,39 +9,27 @@ public struct ServerConfiguration: Sendable {
     public var host: String = "127.0.0.1"
     /// The port to bind; `0` picks a free one (logged at start).
     public var port: Int = 8080
-    /// The cache directory.
-    public var cacheDirectory: String = "./hlscache-cache"
-    /// The cache's size bound in bytes.
-    public var maxCacheBytes: Int64 = 10 * 1_000_000_000
+    /// How the cache is filled from origins: cache directory and size, allowed origins, origin timeout and access,
+    /// object size limit, manifest expiries, cache keys, fill limit, parent and node name. The same value
+    /// `prefetch --cache-dir` fills by (``OriginCacheConfiguration``), held here, not copied.
+    public var fill: OriginCacheConfiguration = {
+        var fill = OriginCacheConfiguration()
+        fill.nodeName = FleetHop.randomNodeName()
+        return fill
+    }()
     /// Reverse mode: paths that are not hlscache's own map onto this origin (`http(s)://host[:port][/prefix]`).
     public var reverseOrigin: String?
-    /// Host patterns origins must match (`*`: any public host).
-    public var allowedHosts: [String] = ["*"]
-    /// Whether allowed hosts may resolve to private, loopback or unique-local addresses.
-    public var allowPrivateNetworks: Bool = false
     /// The absolute base URL put in front of rewritten URIs; `nil` writes absolute paths (`/o/...`).
     public var publicBaseURL: String?
     /// Segments read ahead per playlist or segment served; `0` turns read-ahead off.
-    public var prefetchCount: Int = 2
+    public var readAheadCount: Int = 2
     /// Background read-ahead fetches at once.
-    public var prefetchConcurrency: Int = 4
-    /// The largest object fetched, in bytes.
-    public var maxObjectBytes: Int64 = 512 << 20
+    public var readAheadConcurrency: Int = 4
     /// The longest request target (path and query) accepted.
     public var maxRequestTargetLength: Int = 8192
-    /// Connect plus first-byte timeout for origin requests.
-    public var originTimeout: Duration = .seconds(10)
-    /// Freshness of VOD media playlists when the origin gives none.
-    public var vodPlaylistTTL: Duration = .seconds(24 * 3600)
-    /// How long a 404 or 410 for an object that is not a manifest is remembered (`--negative-ttl`; 0: never).
-    public var negativeTTL: Duration = .seconds(10)
     /// How long past its expiry a VOD or multivariant manifest is still answered at once from the stale copy while
     /// one refresh runs (`--playlist-grace`); live manifests have three target durations since they were fetched.
     public var playlistGrace: Duration = .seconds(60)
-    /// How long a manifest not known to be live may take to arrive in all (`--manifest-timeout`).
-    public var manifestTimeout: Duration = .seconds(15)
-    /// Freshness of multivariant playlists when the origin gives none.
-    public var multivariantPlaylistTTL: Duration = .seconds(60)
     /// How long in-flight responses may take to finish after SIGTERM or SIGINT.
     public var shutdownGrace: Duration = .seconds(10)
     /// Access and event log format.
@@ -57,33 +45,22 @@ public struct ServerConfiguration: Sendable {
     /// The most connections served at once (lowered at start to what the open-file limit allows); past it, a new
     /// connection's request is answered 503 and the connection closed.
     public var maxConnections: Int = 4096
-    /// The most origin fetches in flight at once (`--max-fills`; lowered at start to an eighth of the open-file
-    /// limit): past it a miss is answered 503 with `Retry-After`.
-    public var maxFills: Int = 1024
     /// How long a connection may take to send a complete request head, from its opening or a request's first byte.
     public var requestHeadTimeout: Duration = .seconds(10)
     /// How long a connection may stay idle between requests.
     public var idleTimeout: Duration = .seconds(60)
     /// How long an answer may make no progress because the client does not read; then the connection closes.
     public var sendTimeout: Duration = .seconds(60)
-    /// Headers, `User-Agent` and upstream proxy for every origin request.
-    public var originAccess = OriginAccess()
-    /// The query parameters left out of cache keys (`--cache-key-ignore-query`).
-    public var cacheKeys = CacheKeyPolicy()
     /// The bearer token the admin routes (`PURGE`, `POST /admin/purge`) need; without one they do not exist.
     public var adminToken: String?
     /// Which web pages may read answers (`--cors-origin`): any by default.
     public var cors: CORSPolicy = .anyOrigin
-    /// This node's name in `Via` headers (`--node-name`): a random one per start unless given.
-    public var nodeName: String = FleetHop.randomNodeName()
     /// The fleet's load balancer (`--fleet-url`, a base URL without trailing slashes): read-ahead is sent there, so
     /// the node that owns each segment fills it; `nil` fills this node's own cache.
     public var fleetURL: String?
     /// The secret fleet nodes share (`--fleet-token`): a read-ahead request is honoured only when it carries it. Without
     /// it, any request with the header is honoured while a fleet is configured (``fleetURL``), and none without one.
     public var fleetToken: String?
-    /// The parent hlscache every origin fetch goes through (`--parent`).
-    public var parent: ParentTier?
 
     /// Log line formats.
     public enum LogFormat: String, Sendable, CaseIterable {
@@ -96,41 +73,34 @@ public struct ServerConfiguration: Sendable {
     /// The default configuration: loopback, port 8080, `./hlscache-cache`, any public origin.
     public init() {}
 
-    /// The fill policy's part of the configuration: cache directory and size, address policy, origin timeout,
-    /// object size limit and playlist expiries.
-    public var originCache: OriginCacheConfiguration {
-        var originCache = OriginCacheConfiguration()
-        originCache.cacheDirectory = cacheDirectory
-        originCache.maxCacheBytes = maxCacheBytes
-        originCache.addressPolicy = addressPolicy
-        originCache.originTimeout = originTimeout
-        originCache.maxObjectBytes = maxObjectBytes
-        originCache.vodPlaylistTTL = vodPlaylistTTL
-        originCache.multivariantPlaylistTTL = multivariantPlaylistTTL
-        originCache.negativeTTL = negativeTTL
-        originCache.manifestTimeout = manifestTimeout
-        originCache.originAccess = originAccess
-        originCache.cacheKeys = cacheKeys
-        originCache.parent = parent
-        originCache.maxFills = maxFills
-        originCache.nodeName = nodeName
-        return originCache
+    /// The cache directory (``fill``'s).
+    public var cacheDirectory: String {
+        get { fill.cacheDirectory }
+        set { fill.cacheDirectory = newValue }
     }
 
-    /// The address policy the origin client enforces: the allowlist plus, in reverse mode, the origin's host and
-    /// port.
+    /// This node's name in `Via` headers (`--node-name`; ``fill``'s, a random one per start unless given).
+    public var nodeName: String {
+        get { fill.nodeName ?? "" }
+        set { fill.nodeName = newValue }
+    }
+
+    /// The fill configuration the server's origin gets: ``fill`` with, in reverse mode, the origin's host and port
+    /// listed in its address policy. The one place the server's address policy is made.
     ///
     /// The reverse origin is listed exactly with its port, so it is reachable even on a private or loopback
     /// address, and no other port of that host is (another service there, or hlscache itself): that takes an
     /// `--allow-host host:port` of its own. Every other host still needs `allowPrivateNetworks` for that.
-    public var addressPolicy: AddressPolicy {
-        var hosts = allowedHosts
+    public var originCache: OriginCacheConfiguration {
+        var originCache = fill
         if let reverseOrigin, let components = URLComponents(string: reverseOrigin), let host = components.host {
             let port = components.port ?? (components.scheme?.lowercased() == "https" ? 443 : 80)
             let bracketed = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
-            hosts.append("\(bracketed):\(port)")
+            originCache.addressPolicy = AddressPolicy(
+                allowedHosts: fill.addressPolicy.allowedHosts + ["\(bracketed):\(port)"],
+                allowPrivateNetworks: fill.addressPolicy.allowPrivateNetworks)
         }
-        return AddressPolicy(allowedHosts: hosts, allowPrivateNetworks: allowPrivateNetworks)
+        return originCache
     }
 }
 

@@ -1,3 +1,5 @@
+import OriginCache
+
 /// The server's memory budget (`--memory-cache-size`) and what it holds: a quarter for rewritten playlists, the
 /// rest for small hot objects. Renderings too large for memory go to disk: a sixteenth of the cache's bound, from
 /// 64 MiB to 1 GiB.
@@ -9,7 +11,7 @@ struct MemoryTiers: Sendable {
 
     init(configuration: ServerConfiguration) {
         let budget = configuration.memoryCacheBytes
-        let fileBytes = Int(clamping: min(max(configuration.maxCacheBytes / 16, 64 << 20), 1 << 30))
+        let fileBytes = Int(clamping: min(max(configuration.fill.maxCacheBytes / 16, 64 << 20), 1 << 30))
         playlists = RenderedPlaylists(
             maxBytes: budget / 4, maxFileBytes: fileBytes, cacheDirectory: configuration.cacheDirectory)
         hotObjects = HotObjects(maxBytes: budget - budget / 4)

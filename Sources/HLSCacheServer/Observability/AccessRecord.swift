@@ -91,7 +91,7 @@ struct AccessRecord: Sendable {
             var line: [UInt8] = []
             line.reserveCapacity(128 + path.utf8.count)
             appendAccessLine(status: status, bytes: bytes, result: result, milliseconds: milliseconds, to: &line)
-            LogOutput.standardOutput.append(bytes: line)
+            components.observability.directOutput.append(bytes: line)
             return
         }
         let fields = logFields(status: status, bytes: bytes, result: result, milliseconds: milliseconds)

@@ -18,14 +18,32 @@ public struct LineLogHandler: LogHandler {
     public var logLevel: Logger.Level = .info
     private let label: String
     private let format: ServerConfiguration.LogFormat
+    /// Where lines go: standard output, or the lines of a server a test runs in its own process.
+    let output: LogOutput
 
-    /// Creates a handler.
+    /// Creates a handler that writes to standard output.
     /// - Parameters:
     ///   - label: the logger's label (written in JSON lines as `logger`).
     ///   - format: text or JSON.
     public init(label: String, format: ServerConfiguration.LogFormat) {
+        self.init(label: label, format: format, output: .standardOutput)
+    }
+
+    /// Creates a handler whose lines go to `output`.
+    init(label: String, format: ServerConfiguration.LogFormat, output: LogOutput) {
         self.label = label
         self.format = format
+        self.output = output
+    }
+
+    /// Creates a handler that hands its lines (whole ones, with their newlines, in batches) to `lines`, from a
+    /// thread of its own: the log of a server a test runs in its own process.
+    /// - Parameters:
+    ///   - label: the logger's label.
+    ///   - format: text or JSON.
+    ///   - lines: takes each batch.
+    public init(label: String, format: ServerConfiguration.LogFormat, lines: @escaping @Sendable ([UInt8]) -> Void) {
+        self.init(label: label, format: format, output: LogOutput(lines: lines))
     }
 
     /// Reads or writes one metadata value.
@@ -88,9 +106,9 @@ public struct LineLogHandler: LogHandler {
         // The access log (info) is written in batches off the responding thread; what went wrong, without waiting
         // for more lines.
         if event.level <= .info {
-            LogOutput.standardOutput.append(line)
+            output.append(line)
         } else {
-            LogOutput.standardOutput.write(line)
+            output.write(line)
         }
     }
 

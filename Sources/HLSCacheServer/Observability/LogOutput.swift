@@ -29,19 +29,38 @@ final class LogOutput: Sendable {
         var urgent = false
     }
 
-    private let descriptor: CInt
+    private let destination: Destination
     private let maxBufferedBytes: Int
     private let buffer = Mutex(Buffer())
     /// Lines written (or given up on: a descriptor that fails) since the start.
     private let written = Atomic<UInt64>(0)
     private let wake = DispatchSemaphore(value: 0)
 
+    /// Where the writer thread puts batches of lines.
+    private enum Destination: Sendable {
+        /// A file descriptor, not closed by this object.
+        case descriptor(CInt)
+        /// A function of the owner's (a server run inside a test process keeps its lines).
+        case lines(@Sendable ([UInt8]) -> Void)
+    }
+
     /// Lines written to `descriptor` (not closed by this object, whose writer thread lives as long as the process).
     /// - Parameters:
     ///   - descriptor: where lines go.
     ///   - maxBufferedBytes: the most bytes queued while the descriptor does not keep up.
-    init(descriptor: CInt, maxBufferedBytes: Int = 16 << 20) {
-        self.descriptor = descriptor
+    convenience init(descriptor: CInt, maxBufferedBytes: Int = 16 << 20) {
+        self.init(destination: .descriptor(descriptor), maxBufferedBytes: maxBufferedBytes)
+    }
+
+    /// Lines handed to `lines`, in batches of whole lines, from the writer thread (which lives as long as the
+    /// process).
+    /// - Parameter lines: takes each batch.
+    convenience init(lines: @escaping @Sendable ([UInt8]) -> Void) {
+        self.init(destination: .lines(lines), maxBufferedBytes: 16 << 20)
+    }
+
+    private init(destination: Destination, maxBufferedBytes: Int) {
+        self.destination = destination
         self.maxBufferedBytes = maxBufferedBytes
         let thread = Thread { [self] in self.run() }
         thread.name = "hlscache-log"
@@ -144,6 +163,13 @@ final class LogOutput: Sendable {
     }
 
     private func writeAll(_ bytes: [UInt8]) {
+        let descriptor: CInt
+        switch destination {
+        case .descriptor(let number): descriptor = number
+        case .lines(let take):
+            if !bytes.isEmpty { take(bytes) }
+            return
+        }
         var offset = 0
         while offset < bytes.count {
             let count = bytes.withUnsafeBytes { raw in

@@ -21,11 +21,15 @@ final class Observability: Sendable {
     /// rather than through swift-log's metadata: when the logger's handler is hlscache's own, writing text, it is the
     /// same line for less work per request.
     let writesAccessLinesDirectly: Bool
+    /// Where access lines written directly go: the output of the logger's handler.
+    let directOutput: LogOutput
 
     init(logger: Logger, metrics: ServerMetrics) {
         self.logger = logger
         self.metrics = metrics
-        writesAccessLinesDirectly = (logger.handler as? LineLogHandler)?.writesInfoLinesDirectly ?? false
+        let handler = logger.handler as? LineLogHandler
+        writesAccessLinesDirectly = handler?.writesInfoLinesDirectly ?? false
+        directOutput = handler?.output ?? .standardOutput
     }
 
     /// A new request id: this process's random prefix and a counter.

@@ -1,4 +1,5 @@
 import Foundation
+import OriginCache
 import OriginClient
 import SegmentCache
 
@@ -33,7 +34,7 @@ enum StatusPage {
             <table>
             <tr><th>Uptime</th><td>\(uptime / 3600) h \(uptime / 60 % 60) min \(uptime % 60) s</td></tr>
             <tr><th>Mode</th><td>\(configuration.reverseOrigin.map { "reverse proxy for " + escape(SecretRedaction.redact($0)) } ?? "forward proxy (/o/&lt;scheme&gt;/&lt;host&gt;/&lt;path&gt;)")</td></tr>
-            <tr><th>Cache</th><td>\(escape(configuration.cacheDirectory)): \(bytes(statistics.bytes)) of \(bytes(configuration.maxCacheBytes)), \(statistics.entries) entries</td></tr>
+            <tr><th>Cache</th><td>\(escape(configuration.cacheDirectory)): \(bytes(statistics.bytes)) of \(bytes(configuration.fill.maxCacheBytes)), \(statistics.entries) entries</td></tr>
             <tr><th>Hit ratio</th><td>\(hitRatio) (\(statistics.hits) hits, \(statistics.misses) misses, \(statistics.deduplicatedFills) fills shared)</td></tr>
             <tr><th>From origins</th><td>\(bytes(origin)) in \(statistics.originFetches) fetches</td></tr>
             <tr><th>Served</th><td>\(bytes(served)) (saved \(bytes(saved)))</td></tr>

@@ -123,7 +123,7 @@ struct PlaylistRenderer {
         }
         var newest: [CacheKey] = []
         if playlist.kind == .media {
-            let count = components.configuration.prefetchCount
+            let count = components.configuration.readAheadCount
             let (segments, isComplete) = SegmentIndex.segmentKeys(
                 of: playlist, url: base, newest: count, policy: components.origin.keys)
             if isComplete {

@@ -19,7 +19,7 @@ package final class RequestPathProbe: Sendable {
     package init(cacheDirectory: String, reverseOrigin: String? = nil) throws {
         var configuration = ServerConfiguration()
         configuration.cacheDirectory = cacheDirectory
-        configuration.prefetchCount = 0
+        configuration.readAheadCount = 0
         configuration.reverseOrigin = reverseOrigin
         configuration.adminToken = "fuzz-admin-token-0123456789"
         configuration.fleetURL = "http://127.0.0.1:9"

@@ -82,7 +82,7 @@ enum RequestResolution {
         }
         let hops = via.map(FleetHop.nodeNames(inVia:)) ?? []
         if !hops.isEmpty {
-            let parent = components.configuration.parent?.identity.name
+            let parent = components.configuration.fill.parent?.identity.name
             // Back at this node, or sent by this node's own parent (which no request of a tree ever is).
             if hops.contains(components.configuration.nodeName) || parent.map(hops.contains) == true
                 || hops.count >= FleetHop.maxHops

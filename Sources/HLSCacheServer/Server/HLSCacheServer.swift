@@ -35,10 +35,17 @@ public struct HLSCacheServer: Sendable {
         components = try ServerComponents(configuration: configuration, logger: logger)
     }
 
-    /// Serves until SIGTERM or SIGINT, then drains and closes.
-    /// - Parameter onListening: called with the bound port once the server accepts connections.
+    /// Serves until SIGTERM or SIGINT (or `stop`), then drains and closes.
+    /// - Parameters:
+    ///   - signals: the signals that begin the graceful shutdown: SIGTERM and SIGINT for the process's server, none
+    ///     for a server a test runs in its own process.
+    ///   - stop: begins the graceful shutdown when asked, as a signal would.
+    ///   - onListening: called with the bound port once the server accepts connections.
     /// - Throws: when the address cannot be bound.
-    public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+    public func run(
+        signals: [UnixSignal] = [.sigterm, .sigint], stop: ServerStop = ServerStop(),
+        onListening: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) async throws {
         let configuration = components.configuration
         let logger = components.logger
         let components = components
@@ -80,7 +87,7 @@ public struct HLSCacheServer: Sendable {
             .init(service: CacheJanitorService(cache: components.cache)),
             .init(service: listeners),
         ]
-        if let parent = configuration.parent {
+        if let parent = configuration.fill.parent {
             services.append(
                 .init(
                     service: ParentProbeService(components: components, parent: parent),
@@ -92,13 +99,13 @@ public struct HLSCacheServer: Sendable {
         let group = ServiceGroup(
             configuration: .init(
                 services: services,
-                gracefulShutdownSignals: [.sigterm, .sigint],
+                gracefulShutdownSignals: signals,
                 cancellationSignals: [],
                 logger: logger
             ).withGrace(configuration.shutdownGrace)
         )
         do {
-            try await group.run()
+            try await stop.running(group) { try await group.run() }
         } catch {
             _ = await components.origin.shutdownClients(within: .seconds(2))
             throw error
@@ -107,6 +114,40 @@ public struct HLSCacheServer: Sendable {
             logger.warning("the origin client threads did not stop within 2 s")
         }
         logger.info("hlscache stopped", metadata: ["cache_entries": "\(components.cache.statistics.entries)"])
+    }
+}
+
+/// Begins a server's graceful shutdown from code, as SIGTERM does: what a test that runs the server in its own process
+/// stops it with.
+public final class ServerStop: Sendable {
+    private struct State {
+        var group: ServiceGroup?
+        var requested = false
+    }
+
+    private let state = Mutex(State())
+
+    /// A stop not yet asked for.
+    public init() {}
+
+    /// Begins the graceful shutdown (at once if the server runs, as soon as it starts otherwise).
+    public func request() async {
+        let group = state.withLock { state -> ServiceGroup? in
+            state.requested = true
+            return state.group
+        }
+        await group?.triggerGracefulShutdown()
+    }
+
+    /// Runs `body` (the group's run) with the group known to ``request()``.
+    fileprivate func running(_ group: ServiceGroup, _ body: () async throws -> Void) async throws {
+        let requested = state.withLock { state in
+            state.group = group
+            return state.requested
+        }
+        // A request before the group runs is remembered by the group.
+        if requested { await group.triggerGracefulShutdown() }
+        try await body()
     }
 }
 

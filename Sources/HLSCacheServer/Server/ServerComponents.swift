@@ -51,24 +51,22 @@ final class ServerComponents: Sendable {
     init(configuration: ServerConfiguration, logger: Logger) throws {
         self.configuration = configuration
         listeningPort = Atomic(configuration.port)
-        let policy = configuration.addressPolicy
-        addresses = AddressVerdicts(policy: policy)
+        var originCache = configuration.originCache
+        addresses = AddressVerdicts(policy: originCache.addressPolicy)
         let metrics = ServerMetrics()
         observability = Observability(logger: logger, metrics: metrics)
-        var originCache = configuration.originCache
-        originCache.addressPolicy = policy
-        originCache.maxFills = OpenFileLimit.fillLimit(requested: configuration.maxFills)
+        originCache.maxFills = OpenFileLimit.fillLimit(requested: originCache.maxFills)
         placement = ThreadPlacement.current(for: configuration)
         originCache.originAccess.workerProcessors = placement.processors
         origin = try CachedOrigin(configuration: originCache, metrics: metrics, logger: logger)
-        let own = ReadAhead(.local(origin.cache), concurrency: configuration.prefetchConcurrency, logger: logger)
+        let own = ReadAhead(.local(origin.cache), concurrency: configuration.readAheadConcurrency, logger: logger)
         ownReadAhead = own
-        if configuration.prefetchCount == 0 {
+        if configuration.readAheadCount == 0 {
             readAhead = nil
         } else if let fleetURL = configuration.fleetURL {
             let (base, host) = try ParentTier.base(of: fleetURL, option: "--fleet-url")
             let fleet = try FleetReadAhead(base: base, host: host, configuration: configuration)
-            readAhead = ReadAhead(.fleet(fleet), concurrency: configuration.prefetchConcurrency, logger: logger)
+            readAhead = ReadAhead(.fleet(fleet), concurrency: configuration.readAheadConcurrency, logger: logger)
         } else {
             readAhead = own
         }

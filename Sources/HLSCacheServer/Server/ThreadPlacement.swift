@@ -1,5 +1,6 @@
 import NIOCore
 import NIOPosix
+import OriginCache
 import OriginClient
 
 /// Which processor each event loop, and the origin-client thread of the same number that the loop's fetches go to,
@@ -46,7 +47,7 @@ struct ThreadPlacement: Sendable, Equatable {
         decide(
             mode: configuration.cpuAffinity,
             loops: Array(MultiThreadedEventLoopGroup.singleton.makeIterator()).count,
-            workers: configuration.originAccess.workerThreads ?? OriginClientConfiguration.defaultWorkerThreads,
+            workers: configuration.fill.originAccess.workerThreads ?? OriginClientConfiguration.defaultWorkerThreads,
             allowed: ProcessorAffinity.allowed(), usable: ProcessorAffinity.usableCount)
     }
 

@@ -6,7 +6,7 @@
 ///   - openFileLimit: a `ulimit -n` to start the server under, if any.
 ///   - body: the test, with the server and the origin.
 /// - Returns: what `body` returns.
-public func withServer<T: Sendable>(
+public func withServerProcess<T: Sendable>(
     arguments: [String] = [], environment: [String: String] = [:], openFileLimit: Int? = nil,
     _ body: (ServerProcess, StreamOrigin) async throws -> T
 ) async throws -> T {

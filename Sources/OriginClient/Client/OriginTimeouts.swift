@@ -32,4 +32,15 @@ public struct OriginTimeouts: Sendable, Hashable {
         self.stall = stall
         self.total = total
     }
+
+    /// The split of one operator timeout (`--origin-timeout`, connect plus first byte): the first byte gets all of
+    /// it, a connection attempt at most the default 5 s (less when the whole is shorter), and a stalled body at least
+    /// the default 15 s (more when the whole is longer). Written once, for `serve` and `prefetch`.
+    /// - Parameter originTimeout: the operator's timeout.
+    public init(originTimeout: Duration) {
+        self.init()
+        connect = min(connect, originTimeout)
+        firstByte = originTimeout
+        stall = max(stall, originTimeout)
+    }
 }

@@ -4,6 +4,7 @@ import HLSCacheTesting
 import HTTPTypes
 import Logging
 import OriginCache
+import OriginClient
 import SegmentCache
 import Testing
 
@@ -15,7 +16,7 @@ struct RequestResolutionTests {
     static func components(_ change: (inout ServerConfiguration) -> Void = { _ in }) throws -> ServerComponents {
         var configuration = ServerConfiguration()
         configuration.cacheDirectory = ServerProcess.temporaryDirectory()
-        configuration.prefetchCount = 0
+        configuration.readAheadCount = 0
         change(&configuration)
         return try ServerComponents(configuration: configuration, logger: Logger(label: "test"))
     }
@@ -40,7 +41,9 @@ struct RequestResolutionTests {
         #expect(Self.status(resolve("/o/https/" + String(repeating: "a", count: 9000))) == 414)
         #expect(Self.status(resolve("/o/https/user:pw@example.com/a.ts")) == 400)
         // Addresses are checked when the origin client connects; the host patterns here, before any traffic.
-        let listed = try Self.components { $0.allowedHosts = ["cdn.example", "*.media.example"] }
+        let listed = try Self.components {
+            $0.fill.addressPolicy = AddressPolicy(allowedHosts: ["cdn.example", "*.media.example"])
+        }
         func verdict(_ target: String) -> Int? {
             Self.status(RequestResolution(method: .get, target: target, range: nil, components: listed))
         }

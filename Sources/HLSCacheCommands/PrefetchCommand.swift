@@ -161,11 +161,7 @@ struct PrefetchCommand: AsyncParsableCommand {
         let policy = AddressPolicy(
             allowedHosts: shared.hosts(adding: server.flatMap { URLComponents(string: $0)?.host }.map { [$0] } ?? []),
             allowPrivateNetworks: shared.allowPrivateNetworks)
-        var timeouts = OriginTimeouts()
-        let timeout = try shared.timeout()
-        timeouts.connect = min(timeouts.connect, timeout)
-        timeouts.firstByte = timeout
-        timeouts.stall = max(timeouts.stall, timeout)
+        let timeouts = OriginTimeouts(originTimeout: try shared.timeout())
         if let server {
             guard URLComponents(string: server)?.host != nil else {
                 throw ValidationError("--server must be a URL such as http://127.0.0.1:8080")

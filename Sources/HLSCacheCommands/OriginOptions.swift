@@ -61,6 +61,25 @@ struct OriginOptions: ParsableArguments {
             """)
     var playlistCacheKeyIgnoreQuery: [String] = []
 
+    @Option(help: "Largest object fetched, with a unit.")
+    var maxObjectSize = "512MiB"
+
+    @Option(help: "Freshness of VOD media playlists when the origin gives none, seconds.")
+    var vodPlaylistTTL: Double = 86400
+
+    @Option(help: "Freshness of multivariant playlists when the origin gives none, seconds.")
+    var multivariantPlaylistTTL: Double = 60
+
+    @Option(help: "Seconds a 404 or 410 for a segment or other non-manifest object is remembered (0: never).")
+    var negativeTTL: Double = 10
+
+    @Option(
+        help: """
+            Seconds a VOD or multivariant playlist or MPD may take to arrive in all before a 504 (live playlists: \
+            their target duration, at least 3 s).
+            """)
+    var manifestTimeout: Double = 15
+
     /// `host:port` of an absolute http(s) URL (the scheme's default port when it names none; an IPv6 host in
     /// brackets): what an unscoped origin header is scoped to for a host the operator named by a URL.
     static func hostAndPort(of url: String?) -> [String] {
@@ -78,6 +97,8 @@ struct OriginOptions: ParsableArguments {
         .value("origin-timeout"), .lines("origin-header"), .value("user-agent"), .value("upstream-proxy"),
         .value("origin-threads"),
         .repeated("cache-key-ignore-query"), .repeated("playlist-cache-key-ignore-query"),
+        .value("max-object-size"), .value("vod-playlist-ttl"), .value("multivariant-playlist-ttl"),
+        .value("negative-ttl"), .value("manifest-timeout"),
     ]
 
     /// The default cache directory.
@@ -88,6 +109,7 @@ struct OriginOptions: ParsableArguments {
         _ = try timeout()
         _ = try originAccess()
         _ = try cacheKeys()
+        _ = try fillRules(OriginCacheConfiguration())
     }
 
     /// `--cache-key-ignore-query` and `--playlist-cache-key-ignore-query`, checked.
@@ -204,6 +226,34 @@ struct OriginOptions: ParsableArguments {
         configuration.originTimeout = try timeout()
         configuration.originAccess = try scopedOriginAccess(naming: named)
         configuration.cacheKeys = try cacheKeys()
+        return try fillRules(configuration)
+    }
+
+    /// `configuration` with the fill rules of the options: the object size limit, the expiries and the manifest
+    /// timeout.
+    func fillRules(_ configuration: OriginCacheConfiguration) throws -> OriginCacheConfiguration {
+        var configuration = configuration
+        configuration.maxObjectBytes = try Self.size(maxObjectSize, "--max-object-size")
+        configuration.vodPlaylistTTL = try Self.seconds(vodPlaylistTTL, "--vod-playlist-ttl")
+        configuration.multivariantPlaylistTTL = try Self.seconds(multivariantPlaylistTTL, "--multivariant-playlist-ttl")
+        configuration.negativeTTL = try Self.seconds(negativeTTL, "--negative-ttl")
+        configuration.manifestTimeout = try Self.seconds(manifestTimeout, "--manifest-timeout", minimum: 0.1)
         return configuration
+    }
+
+    /// A size option (`512MB`, `10GB`) in bytes, more than 0.
+    static func size(_ text: String, _ flag: String) throws -> Int64 {
+        guard let bytes = ByteSize.parse(text), bytes > 0 else {
+            throw ValidationError("\(flag) must be a size such as 512MB or 10GB, not \(text)")
+        }
+        return bytes
+    }
+
+    /// A seconds option as a duration, from `minimum` to 1e9 s.
+    static func seconds(_ value: Double, _ flag: String, minimum: Double = 0) throws -> Duration {
+        guard value.isFinite, value >= minimum, value <= 1e9 else {
+            throw ValidationError("\(flag) must be a number of seconds from \(minimum) to 1e9")
+        }
+        return .milliseconds(Int64(value * 1000))
     }
 }

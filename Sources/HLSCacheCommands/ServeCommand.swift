@@ -3,6 +3,7 @@ import Foundation
 import HLSCacheServer
 import Logging
 import OriginCache
+import OriginClient
 
 /// `hlscache serve`: the caching proxy.
 struct ServeCommand: AsyncParsableCommand {
@@ -20,10 +21,9 @@ struct ServeCommand: AsyncParsableCommand {
     /// The options that environment variables can set, and how.
     static let environmentOptions: [EnvironmentOption] =
         OriginOptions.environmentOptions + [
-            .value("host"), .value("port"), .value("origin"), .value("public-base-url"), .value("prefetch"),
-            .value("prefetch-concurrency"), .value("max-object-size"),
-            .value("vod-playlist-ttl"), .value("multivariant-playlist-ttl"), .value("negative-ttl"),
-            .value("playlist-grace"), .value("manifest-timeout"),
+            .value("host"), .value("port"), .value("origin"), .value("public-base-url"), .value("read-ahead"),
+            .value("read-ahead-concurrency"), .value("prefetch"), .value("prefetch-concurrency"),
+            .value("playlist-grace"),
             .value("shutdown-grace"),
             .value("log-format"), .value("log-level"), .value("memory-cache-size"), .flag("no-event-loop-hits"),
             .value("max-connections"), .value("max-fills"), .value("request-head-timeout"), .value("idle-timeout"),
@@ -48,22 +48,31 @@ struct ServeCommand: AsyncParsableCommand {
     var publicBaseURL: String?
 
     @Option(help: "Segments to read ahead (0: off).")
-    var prefetch = 2
+    var readAhead: Int?
 
     @Option(help: "Read-ahead fetches at once.")
-    var prefetchConcurrency = 4
+    var readAheadConcurrency: Int?
 
-    @Option(help: "Largest object fetched, with a unit.")
-    var maxObjectSize = "512MiB"
+    @Option(help: .hidden)
+    var prefetch: Int?
 
-    @Option(help: "Freshness of VOD media playlists when the origin gives none, seconds.")
-    var vodPlaylistTTL: Double = 86400
+    @Option(help: .hidden)
+    var prefetchConcurrency: Int?
 
-    @Option(help: "Freshness of multivariant playlists when the origin gives none, seconds.")
-    var multivariantPlaylistTTL: Double = 60
-
-    @Option(help: "Seconds a 404 or 410 for a segment or other non-manifest object is remembered (0: never).")
-    var negativeTTL: Double = 10
+    /// What the deprecated spellings of `--read-ahead` and `--read-ahead-concurrency` (the names of the `prefetch`
+    /// command's job) deserve: a warning line each, logged at start.
+    var deprecations: [String] {
+        var lines: [String] = []
+        if prefetch != nil {
+            lines.append("--prefetch (HLSCACHE_PREFETCH) is deprecated: use --read-ahead (HLSCACHE_READ_AHEAD)")
+        }
+        if prefetchConcurrency != nil {
+            lines.append(
+                "--prefetch-concurrency (HLSCACHE_PREFETCH_CONCURRENCY) is deprecated: use --read-ahead-concurrency "
+                    + "(HLSCACHE_READ_AHEAD_CONCURRENCY)")
+        }
+        return lines
+    }
 
     @Option(
         help: """
@@ -71,13 +80,6 @@ struct ServeCommand: AsyncParsableCommand {
             while one refresh runs (live playlists: three target durations since they were fetched).
             """)
     var playlistGrace: Double = 60
-
-    @Option(
-        help: """
-            Seconds a VOD or multivariant playlist or MPD may take to arrive in all before a 504 (live playlists: \
-            their target duration, at least 3 s).
-            """)
-    var manifestTimeout: Double = 15
 
     @Option(help: "Seconds in-flight responses get to finish after SIGTERM or SIGINT.")
     var shutdownGrace: Double = 10
@@ -164,45 +166,42 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.host = host
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0...65535") }
         configuration.port = port
-        configuration.cacheDirectory = shared.cacheDir ?? OriginOptions.defaultCacheDirectory
-        configuration.maxCacheBytes = try shared.maxCacheBytes()
         if let origin {
             guard let components = URLComponents(string: origin), ["http", "https"].contains(components.scheme ?? ""),
                 components.host?.isEmpty == false
             else { throw ValidationError("--origin must be an absolute http(s) URL: \(origin)") }
             configuration.reverseOrigin = origin
         }
-        configuration.allowedHosts = shared.hosts()
-        configuration.allowPrivateNetworks = shared.allowPrivateNetworks
+        let nodeName = configuration.nodeName
+        configuration.fill = try shared.originCache(
+            directory: shared.cacheDir ?? OriginOptions.defaultCacheDirectory,
+            policy: AddressPolicy(allowedHosts: shared.hosts(), allowPrivateNetworks: shared.allowPrivateNetworks),
+            naming: OriginOptions.hostAndPort(of: origin))
+        configuration.nodeName = nodeName
         configuration.publicBaseURL = publicBaseURL
-        guard prefetch >= 0, prefetchConcurrency > 0 else {
-            throw ValidationError("--prefetch must be 0 or more, --prefetch-concurrency 1 or more")
+        let readAhead = self.readAhead ?? prefetch ?? 2
+        let readAheadConcurrency = self.readAheadConcurrency ?? prefetchConcurrency ?? 4
+        guard readAhead >= 0, readAheadConcurrency > 0 else {
+            throw ValidationError("--read-ahead must be 0 or more, --read-ahead-concurrency 1 or more")
         }
-        configuration.prefetchCount = prefetch
-        configuration.prefetchConcurrency = prefetchConcurrency
-        configuration.maxObjectBytes = try size(maxObjectSize, "--max-object-size")
-        configuration.memoryCacheBytes = Int(try size(memoryCacheSize, "--memory-cache-size"))
+        configuration.readAheadCount = readAhead
+        configuration.readAheadConcurrency = readAheadConcurrency
+        configuration.memoryCacheBytes = Int(try OriginOptions.size(memoryCacheSize, "--memory-cache-size"))
         configuration.eventLoopHits = !noEventLoopHits
         guard let affinity = ServerConfiguration.CPUAffinity(rawValue: cpuAffinity) else {
             throw ValidationError("--cpu-affinity must be auto or off")
         }
         configuration.cpuAffinity = affinity
-        configuration.originTimeout = try shared.timeout()
-        configuration.originAccess = try shared.scopedOriginAccess(naming: OriginOptions.hostAndPort(of: origin))
-        configuration.cacheKeys = try shared.cacheKeys()
-        configuration.vodPlaylistTTL = try seconds(vodPlaylistTTL, "--vod-playlist-ttl")
-        configuration.multivariantPlaylistTTL = try seconds(multivariantPlaylistTTL, "--multivariant-playlist-ttl")
-        configuration.shutdownGrace = try seconds(shutdownGrace, "--shutdown-grace")
-        configuration.negativeTTL = try seconds(negativeTTL, "--negative-ttl")
-        configuration.playlistGrace = try seconds(playlistGrace, "--playlist-grace")
-        configuration.manifestTimeout = try seconds(manifestTimeout, "--manifest-timeout", minimum: 0.1)
+        configuration.shutdownGrace = try OriginOptions.seconds(shutdownGrace, "--shutdown-grace")
+        configuration.playlistGrace = try OriginOptions.seconds(playlistGrace, "--playlist-grace")
         guard maxConnections > 0 else { throw ValidationError("--max-connections must be 1 or more") }
         configuration.maxConnections = maxConnections
         guard (1...1_000_000).contains(maxFills) else { throw ValidationError("--max-fills must be 1 to 1000000") }
-        configuration.maxFills = maxFills
-        configuration.requestHeadTimeout = try seconds(requestHeadTimeout, "--request-head-timeout", minimum: 0.001)
-        configuration.idleTimeout = try seconds(idleTimeout, "--idle-timeout", minimum: 0.001)
-        configuration.sendTimeout = try seconds(sendTimeout, "--send-timeout", minimum: 0.001)
+        configuration.fill.maxFills = maxFills
+        configuration.requestHeadTimeout = try OriginOptions.seconds(
+            requestHeadTimeout, "--request-head-timeout", minimum: 0.001)
+        configuration.idleTimeout = try OriginOptions.seconds(idleTimeout, "--idle-timeout", minimum: 0.001)
+        configuration.sendTimeout = try OriginOptions.seconds(sendTimeout, "--send-timeout", minimum: 0.001)
         guard let format = ServerConfiguration.LogFormat(rawValue: logFormat) else {
             throw ValidationError("--log-format must be text or json")
         }
@@ -245,7 +244,7 @@ struct ServeCommand: AsyncParsableCommand {
                 guard !(port == self.port && selves.contains(tier.host)) else {
                     throw ValidationError("--parent \(parent) is this node itself: a node cannot be its own parent")
                 }
-                configuration.parent = tier
+                configuration.fill.parent = tier
             }
         } catch let error as FleetConfigurationError {
             throw ValidationError(error.description)
@@ -253,14 +252,11 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let configuration = try makeConfiguration()
-        let level = Logger.Level(rawValue: logLevel) ?? .info
-        LoggingSystem.bootstrap { label in
-            var handler = LineLogHandler(label: label, format: configuration.logFormat)
-            handler.logLevel = level
-            return handler
-        }
-        let logger = Logger(label: "hlscache")
+        let invocation = try ServeInvocation(command: self)
+        let configuration = invocation.configuration
+        LoggingSystem.bootstrap { _ in invocation.logger().handler }
+        let logger = invocation.logger()
+        for line in invocation.warnings { logger.warning("deprecated option", metadata: ["reason": "\(line)"]) }
         let server: HLSCacheServer
         do {
             server = try HLSCacheServer(configuration: configuration, logger: logger)
@@ -279,19 +275,5 @@ struct ServeCommand: AsyncParsableCommand {
         // which libraries' threads could hold up past the shutdown grace the operator was promised.
         fflush(nil)
         _exit(0)
-    }
-
-    private func size(_ text: String, _ flag: String) throws -> Int64 {
-        guard let bytes = ByteSize.parse(text), bytes > 0 else {
-            throw ValidationError("\(flag) must be a size such as 512MB or 10GB, not \(text)")
-        }
-        return bytes
-    }
-
-    private func seconds(_ value: Double, _ flag: String, minimum: Double = 0) throws -> Duration {
-        guard value.isFinite, value >= minimum, value <= 1e9 else {
-            throw ValidationError("\(flag) must be a number of seconds from \(minimum) to 1e9")
-        }
-        return .milliseconds(Int64(value * 1000))
     }
 }

@@ -4,9 +4,9 @@ import OriginClient
 import SegmentCache
 
 /// `hlscache`: a playlist-aware HLS caching proxy.
-@main
-struct HLSCacheCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
+public struct HLSCacheCommand: AsyncParsableCommand {
+    /// The command's name, version and subcommands.
+    public static let configuration = CommandConfiguration(
         commandName: "hlscache",
         abstract: "A playlist-aware HLS caching proxy.",
         version: hlscacheVersion,
@@ -15,7 +15,7 @@ struct HLSCacheCommand: AsyncParsableCommand {
 
     /// Runs the command line, with `serve`'s options and `prefetch`'s shared ones also taken from `HLSCACHE_*`
     /// environment variables.
-    static func main() async {
+    public static func runCommandLine() async {
         HeapRetention.keepFreedMemory()
         var arguments = Array(CommandLine.arguments.dropFirst())
         if arguments.first == "serve" {
@@ -31,6 +31,9 @@ struct HLSCacheCommand: AsyncParsableCommand {
         }
         await main(arguments)
     }
+
+    /// A command with no subcommand chosen.
+    public init() {}
 
     /// `prefetch` exits 2 on bad usage (ArgumentParser's default is 64), as its documentation promises.
     private static func runPrefetch(_ arguments: [String]) async -> Never {
