@@ -73,7 +73,7 @@ extension SegmentCache {
             endFlight(flight)
             // Its body still goes through the temporary file, unlinked now (never published, nothing left behind),
             // rather than memory: a slow reader of a large answer would otherwise have had the process hold all of
-            // it (200 MB of a `no-store` object read at 1 MB/s took the server from 45 to 251 MB in 6 s).
+            // it (a large `no-store` object read slowly grew the server by its whole size).
             writer?.discard()
         }
         flight.headArrived(
@@ -388,7 +388,7 @@ extension SegmentCache {
         // request's decoding) would otherwise come before the request leaves.
         sched_yield()
         // On the caller's thread, after the origin request left: made on a task of its own it was ready later, and
-        // the cold first byte measured later too (an `open` that creates costs 6 µs warm, 80 µs after idle, here).
+        // the cold first byte measured later too (an `open` that creates is slow after an idle spell).
         prepareFile(for: flight)
         return true
     }

@@ -126,6 +126,35 @@ struct PrefetchTests {
         #expect(whole.status == 0, "\(whole.errors)")
     }
 
+    @Test("an object the address policy refuses fails at once, without retries, into a cache dir as into a folder")
+    func refusalsAreNotRetried() async throws {
+        let origin = StreamOrigin()
+        try await origin.start()
+        defer { origin.stop() }
+        // The second segment names the same origin by another name, which --allow-host does not list.
+        let playlist = """
+            #EXTM3U
+            #EXT-X-TARGETDURATION:2
+            #EXTINF:2,
+            /fmp4/seg1.m4s
+            #EXTINF:2,
+            http://localhost:\(origin.port)/fmp4/seg2.m4s
+            #EXT-X-ENDLIST
+
+            """
+        origin.set("/refused/index.m3u8", .body(playlist, contentType: "application/vnd.apple.mpegurl"))
+        for destination in [
+            ["--cache-dir", ServerProcess.temporaryDirectory()],
+            ["--output", ServerProcess.temporaryDirectory() + "/out"],
+        ] {
+            let result = try await PrefetchProcess.run(
+                [origin.url("/refused/index.m3u8"), "--allow-host", "127.0.0.1", "--retries", "3"] + destination)
+            #expect(result.status == 1, "\(destination[0]): \(result.errors)")
+            #expect(result.errors.contains("localhost"), "\(destination[0]): \(result.errors)")
+            #expect(!result.errors.contains("retrying"), "\(destination[0]): a refusal was retried: \(result.errors)")
+        }
+    }
+
     @Test("--output writes a folder ffmpeg plays with the origin stopped, with only sanitised file names")
     func outputFolderPlaysOffline() async throws {
         let origin = StreamOrigin()

@@ -15,7 +15,7 @@ extension Answer {
     ///   - resolved: the origin object (not a read-ahead, which the responder answers 202).
     ///   - record: the access record; its origin URL and kind are filled in.
     static func origin(
-        _ resolved: RequestResolution.OriginRequest, record: AccessRecord, components: ServerComponents
+        _ resolved: RequestResolution.ProxiedObject, record: AccessRecord, components: ServerComponents
     ) async -> Answer {
         let record = record.naming(resolved)
         let planner = OriginAnswers(components: components)
@@ -31,7 +31,7 @@ private struct OriginAnswers {
 
     /// Fetches through the cache and plans the answer: a playlist rendered, an object, or the failure (a stale
     /// copy instead when the origin failed).
-    func origin(_ resolved: RequestResolution.OriginRequest, record: AccessRecord) async -> Answer {
+    func origin(_ resolved: RequestResolution.ProxiedObject, record: AccessRecord) async -> Answer {
         let key = resolved.key
         if let stale = await Grace(components: components).answer(resolved, record: record) { return stale }
         let response: CacheResponse
@@ -55,7 +55,7 @@ private struct OriginAnswers {
     /// The answer for a 2xx cache response: an object, a manifest as stored (for a child node), or a manifest
     /// rendered.
     private func answer(
-        _ response: CacheResponse, _ resolved: RequestResolution.OriginRequest, record: AccessRecord
+        _ response: CacheResponse, _ resolved: RequestResolution.ProxiedObject, record: AccessRecord
     ) async -> Answer {
         let result = result(of: response)
         guard response.metadata.objectKind.isManifest, !resolved.asStored else {
@@ -85,7 +85,7 @@ private struct OriginAnswers {
 
     /// A failure's answer: a stale copy when the origin failed and one is fit to serve, else the failure itself.
     private func failed(
-        _ failure: FetchFailure, _ resolved: RequestResolution.OriginRequest, record: AccessRecord
+        _ failure: FetchFailure, _ resolved: RequestResolution.ProxiedObject, record: AccessRecord
     ) -> Answer {
         if let reason = failure.staleReason, let stale = staleAnswer(resolved, because: reason, record: record) {
             return stale
@@ -96,7 +96,7 @@ private struct OriginAnswers {
     /// A stale copy for stale-if-error: live playlists up to three target durations old, anything else without
     /// limit.
     private func staleAnswer(
-        _ resolved: RequestResolution.OriginRequest, because reason: String, record: AccessRecord
+        _ resolved: RequestResolution.ProxiedObject, because reason: String, record: AccessRecord
     ) -> Answer? {
         let key = resolved.key
         guard let stale = components.cache.staleEntry(for: key) else { return nil }
@@ -116,7 +116,7 @@ private struct OriginAnswers {
 extension AccessRecord {
     /// This record with the origin object it asks for: its URL, and its kind as its URL tells it (until the origin's
     /// answer says).
-    func naming(_ resolved: RequestResolution.OriginRequest) -> AccessRecord {
+    func naming(_ resolved: RequestResolution.ProxiedObject) -> AccessRecord {
         var record = self
         record.originURL = resolved.url
         record.kind = RequestKind(ObjectKind.guess(url: resolved.url))

@@ -21,7 +21,7 @@ struct Grace {
 
     /// The stale answer for `resolved`, or `nil` when the normal path should answer: nothing expired is held, it
     /// is not a manifest, it is past its grace, or the refresh this request started arrived in time.
-    func answer(_ resolved: RequestResolution.OriginRequest, record: AccessRecord) async -> Answer? {
+    func answer(_ resolved: RequestResolution.ProxiedObject, record: AccessRecord) async -> Answer? {
         let key = resolved.key
         let cache = components.cache
         guard let stale = cache.staleEntry(for: key), stale.metadata.objectKind.isManifest,

@@ -13,10 +13,10 @@ final class RefreshBackoff: Sendable {
     static let staticPeriod: Duration = .seconds(1)
     /// The bounds of a live manifest's period (its refresh period, half a target duration).
     static let livePeriodBounds: ClosedRange<Double> = 0.5...10
-    /// The most keys remembered; past it, those whose wait is over are forgotten, then all.
+    /// The most keys remembered; past it, those whose wait is over are forgotten, then the bounded map's choice.
     static let capacity = 4096
 
-    private let failedUntil = Mutex<[CacheKey: ContinuousClock.Instant]>([:])
+    private let failedUntil = Mutex(ClockMap<CacheKey, ContinuousClock.Instant>(capacity: RefreshBackoff.capacity))
 
     /// Creates an empty record.
     init() {}
@@ -32,9 +32,9 @@ final class RefreshBackoff: Sendable {
     /// Whether a refresh of `key` may start now: none failed within its period.
     func allowsRefresh(of key: CacheKey, now: ContinuousClock.Instant = .now) -> Bool {
         failedUntil.withLock { failed in
-            guard let until = failed[key] else { return true }
+            guard let until = failed.peek(key) else { return true }
             if now < until { return false }
-            failed[key] = nil
+            failed.removeValue(forKey: key)
             return true
         }
     }
@@ -42,19 +42,16 @@ final class RefreshBackoff: Sendable {
     /// A refresh of `key` failed: the next waits `period`.
     func refreshFailed(_ key: CacheKey, period: Duration, now: ContinuousClock.Instant = .now) {
         failedUntil.withLock { failed in
-            if failed.count >= Self.capacity {
-                failed = failed.filter { now < $0.value }
-                if failed.count >= Self.capacity { failed = [:] }
-            }
-            failed[key] = now + period
+            if failed.count >= Self.capacity, !failed.contains(key) { failed.removeAll(whereValue: { $0 <= now }) }
+            _ = failed.insert(now + period, forKey: key)
         }
     }
 
     /// A refresh of `key` succeeded: the next may start when it is due.
     func refreshSucceeded(_ key: CacheKey) {
         failedUntil.withLock { failed in
-            guard !failed.isEmpty else { return }
-            failed[key] = nil
+            guard failed.count > 0 else { return }
+            failed.removeValue(forKey: key)
         }
     }
 

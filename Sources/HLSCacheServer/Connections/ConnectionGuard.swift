@@ -113,7 +113,7 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
     /// The connection's write-buffer water marks: an answer of up to 256 KiB (a playlist, a segment part, a
     /// 100 KiB segment) goes out without the channel turning unwritable and back, which costs every handler an
     /// event, the responder's writer a lock and this guard a send timer, per answer (NIO's 32/64 KiB made
-    /// 100 KiB hits 15–20% slower here). A streamed answer holds at most this much more before it waits.
+    /// 100 KiB hits measurably slower). A streamed answer holds at most this much more before it waits.
     static let writeBufferWaterMark = ChannelOptions.Types.WriteBufferWaterMark(low: 128 << 10, high: 256 << 10)
 
     /// Counts the connection, starts the request-head clock, sets the write-buffer water marks, and installs

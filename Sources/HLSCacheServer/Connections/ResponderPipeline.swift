@@ -8,8 +8,8 @@ import NIOHTTPTypes
 /// needs it: ``ConnectionGuard/installResponder()``, when ``HitFront`` hands a request on.
 ///
 /// Most player connections never need it: the front answers hits and the misses it starts itself. Setting it up on
-/// every accepted connection cost each new connection's first byte about a tenth of a millisecond here
-/// (`bench/PROFILES.md`), and its teardown as much again.
+/// every accepted connection delayed each new connection's first byte (`bench/PROFILES.md`), and its teardown cost
+/// as much again.
 struct ResponderPipeline: Sendable {
     /// Hummingbird's HTTP/1 channel: the pipeline's setup and the request loop.
     let child: HTTP1Channel

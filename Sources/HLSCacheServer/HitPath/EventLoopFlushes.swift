@@ -5,13 +5,13 @@ import NIOPosix
 /// answers every request it read in that round, then flushes each connection once, in a burst of writes.
 ///
 /// A flush per answer interleaves reads with writes, and each write wakes a client thread that, on a machine with
-/// few cores, takes the core from the loop before it reads the next request: measured here with 64 connections of
-/// cached live playlists, flushing at the end of the round serves 40% more requests a second (49k → 70k). The
+/// few cores, takes the core from the loop before it reads the next request: with many connections of cached live
+/// playlists, flushing at the end of the round serves markedly more requests a second (`bench/PROFILES.md`). The
 /// latency added is the rest of the round, the time to answer the requests already read.
 ///
 /// ``HitPathHandler`` flushes each answer at once: the answers it sends in a row are those of parked LL-HLS reloads a
-/// fill woke together, where a client answered early is better than a burst at the end (deferring them moved
-/// `llhls_fanout_last_ms` from 24–28 to 30 ms).
+/// fill woke together, where a client answered early is better than a burst at the end (deferring them made
+/// `llhls_fanout_last_ms` worse).
 enum EventLoopFlushes {
     /// The handlers waiting for their connection's flush. Each round belongs to one thread (it is thread-specific)
     /// and is only touched there, hence unchecked.

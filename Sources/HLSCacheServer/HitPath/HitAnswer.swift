@@ -56,7 +56,7 @@ extension Answer {
     ///   - canSendFile: whether a body may be a file (`sendfile`); without it only memory bodies qualify.
     ///   - arrivedAt: when the request arrived, when that was before now (a request that waited for a fill).
     init?(
-        hitFor request: HitRequest, resolved: RequestResolution.OriginRequest, components: ServerComponents,
+        hitFor request: HitRequest, resolved: RequestResolution.ProxiedObject, components: ServerComponents,
         canSendFile: Bool, arrivedAt: ContinuousClock.Instant? = nil, batch: WakeBatch? = nil,
         keeping remembered: RememberedTarget? = nil
     ) {

@@ -13,10 +13,10 @@ import SegmentCache
 ///
 /// Meanwhile the requests after it wait in the front's unread bytes and its reads are held; a half-close and a
 /// graceful shutdown's quiesce wait for its end. Neither Hummingbird's decoder nor its responder sees the request:
-/// that is the 100–200 µs of the miss's first byte they cost (`bench/PROFILES.md`).
+/// what they would add to the miss's first byte is measured in `bench/PROFILES.md`.
 extension HitFront {
     /// Answers `request`, resolved to `resolved`, whose fill this front started just now.
-    func takeMiss(_ request: HitRequest, resolved: RequestResolution.OriginRequest, context: ChannelHandlerContext) {
+    func takeMiss(_ request: HitRequest, resolved: RequestResolution.ProxiedObject, context: ChannelHandlerContext) {
         connection.eventLoopAnswerStarted(closing: request.closes)
         if request.closes { mode = .closing }
         answeringMiss = true

@@ -79,13 +79,13 @@ final class ParkedRequest {
     /// What the head asks for.
     let request: HitRequest
     /// The origin object whose fill it waits for.
-    let resolved: RequestResolution.OriginRequest
+    let resolved: RequestResolution.ProxiedObject
     /// When it arrived.
     let since: ContinuousClock.Instant
 
     /// A parked request.
     init(
-        head: ByteBuffer, request: HitRequest, resolved: RequestResolution.OriginRequest,
+        head: ByteBuffer, request: HitRequest, resolved: RequestResolution.ProxiedObject,
         since: ContinuousClock.Instant
     ) {
         self.head = head

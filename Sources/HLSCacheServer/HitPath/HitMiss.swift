@@ -7,7 +7,7 @@ import SegmentCache
 /// What the hit path does with a request it cannot answer at once: the fill it starts before the responder takes
 /// the request over, whether the request may park on that fill, and the rendering a parked request waits for.
 extension Answer {
-    /// The object (its ``RequestResolution/OriginRequest/key``) the responder will fetch for `request` (resolved to
+    /// The object (its ``RequestResolution/ProxiedObject/key``) the responder will fetch for `request` (resolved to
     /// `resolution`) when the hit path left it a miss: a GET of an origin object for the requester itself (not a
     /// fleet child's request for a stored copy, `Via`; not a read-ahead). The caller starts its fill unless one is in
     /// flight or the cache holds an entry of it (whose fate, stale or not, is the responder's to decide), and may
@@ -15,7 +15,7 @@ extension Answer {
     /// ``init(hitFor:resolved:components:canSendFile:arrivedAt:batch:)``.
     static func fillToStart(
         for request: HitRequest, resolution: RequestResolution
-    ) -> RequestResolution.OriginRequest? {
+    ) -> RequestResolution.ProxiedObject? {
         guard request.method == .get, case .origin(let resolved) = resolution, !resolved.isReadAhead,
             !resolved.asStored
         else { return nil }
@@ -29,7 +29,7 @@ extension Answer {
     /// - Returns: whether a fill was started (no entry of the key is known, and none was in flight).
     @discardableResult
     static func startFill(
-        _ resolved: RequestResolution.OriginRequest, on eventLoop: any EventLoop, components: ServerComponents
+        _ resolved: RequestResolution.ProxiedObject, on eventLoop: any EventLoop, components: ServerComponents
     ) -> Bool {
         guard
             components.cache.startFill(

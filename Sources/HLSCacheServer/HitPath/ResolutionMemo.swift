@@ -6,13 +6,12 @@ import Synchronization
 
 /// The resolutions the hit path made on this thread (an event loop), by method and target, so that the players
 /// asking for the same playlist and segments again and again are resolved once: the origin URL parsed, the
-/// address policy's verdict found and the cache key made once, not once per request (8% more live-playlist hits a
-/// second here).
+/// address policy's verdict found and the cache key made once, not once per request.
 ///
 /// A resolution depends only on the request and the server's configuration, which never changes: a remembered one
 /// is the one the request would get. Only requests without `Range`, `Via` or a read-ahead mark are remembered (the
 /// others are rare and vary). The memo belongs to one server's components (a thread serving another starts
-/// afresh), and is emptied when it holds ``capacity`` targets.
+/// afresh), and holds at most ``capacity`` targets (the bounded map's choice goes, with its kept hit).
 final class ResolutionMemo: @unchecked Sendable {
     // Unchecked: each memo belongs to one thread (it is thread-specific) and is only touched there.
 
@@ -28,7 +27,7 @@ final class ResolutionMemo: @unchecked Sendable {
     /// Unique among memos: what a target (``RememberedTarget``) names its memo by.
     fileprivate let identity = ResolutionMemo.identities.add(1, ordering: .relaxed).newValue
     private static let identities = Atomic<UInt64>(0)
-    private var targets: [Key: RememberedTarget] = [:]
+    private var targets = ClockMap<Key, RememberedTarget>(capacity: ResolutionMemo.capacity)
     /// The targets given a kept hit since the last ``dropKeptHits()``, at most ``keptHitCapacity``.
     private var keeping: [RememberedTarget] = []
 
@@ -64,13 +63,9 @@ final class ResolutionMemo: @unchecked Sendable {
             memos.currentValue = memo
         }
         let key = Key(method: request.method, target: request.target)
-        if let known = memo.targets[key] { return known }
+        if let known = memo.targets.value(forKey: key) { return known }
         let remembered = RememberedTarget(resolution: resolve(request, components), memo: memo.identity)
-        if memo.targets.count >= capacity {
-            memo.targets.removeAll(keepingCapacity: true)
-            memo.dropKeptHits()
-        }
-        memo.targets[key] = remembered
+        for forgotten in memo.targets.insert(remembered, forKey: key) { forgotten.keep(nil) }
         return remembered
     }
 

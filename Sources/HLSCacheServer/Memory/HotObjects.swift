@@ -25,10 +25,9 @@ final class HotObjects: Sendable {
     let maxObjectBytes: Int
     private let entries: Mutex<ClockMap<CacheKey, Entry>>
 
-    /// The largest object the tier admits, whatever its budget. Measured on a 2-core Xeon VM (wrk -t2 -c64, loopback,
-    /// hits of one object, answers per second): from memory 55-69k at 16 KiB and 67-69k at 32 KiB, against 53-63k
-    /// and 53-59k from the file; even at 64 KiB (49-55k both); from the file 12% more at 100 KiB and 35% more at
-    /// 2 MiB (2.9-3.2k against 2.2-2.5k from memory, where nginx's `sendfile` gave 3.2-3.4k).
+    /// The largest object the tier admits, whatever its budget: below it, answering from memory is at least as fast
+    /// as `sendfile` from the entry file; above it, the file is faster and the gap grows with the size
+    /// (`bench/PROFILES.md`).
     static let largestObjectBytes = 64 << 10
 
     /// - Parameter maxBytes: the bound; objects up to an eighth of it (at most ``largestObjectBytes``) are admitted.

@@ -12,7 +12,7 @@ enum RequestResolution {
     /// One of hlscache's own routes.
     case own(OwnRoute)
     /// A proxied origin object.
-    case origin(OriginRequest)
+    case origin(ProxiedObject)
     /// Refused before any origin traffic: the status and the one-line reason.
     case refused(HTTPResponse.Status, String)
 
@@ -40,7 +40,7 @@ enum RequestResolution {
     static let adminPurgePath = "/admin/purge"
 
     /// A request for an origin object, resolved.
-    struct OriginRequest: Sendable {
+    struct ProxiedObject: Sendable {
         /// The origin URL.
         var url: String
         /// The request's `Range`, if it has a usable one.
@@ -57,7 +57,7 @@ enum RequestResolution {
         var asStored: Bool { !hops.isEmpty }
     }
 
-    /// The request header a fleet node sends with its read-ahead (``OriginRequest/isReadAhead``).
+    /// The request header a fleet node sends with its read-ahead (``ProxiedObject/isReadAhead``).
     static let readAheadHeader = HTTPField.Name("X-HLSCache-Read-Ahead")!
 
     /// Resolves a request.
@@ -149,7 +149,7 @@ enum RequestResolution {
         let requested = range.flatMap(RequestedRange.init(header:))
         let key = components.origin.keys.key(origin: url, requested: requested)
         let isReadAhead = readAhead.map { FleetReadAhead.isPeer(readAhead: $0, components.configuration) } ?? false
-        self = .origin(OriginRequest(url: url, requested: requested, key: key, hops: hops, isReadAhead: isReadAhead))
+        self = .origin(ProxiedObject(url: url, requested: requested, key: key, hops: hops, isReadAhead: isReadAhead))
     }
 
     /// `508 Loop Detected` (RFC 5842): the answer to a request that came back round a loop of parents.

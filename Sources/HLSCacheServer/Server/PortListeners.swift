@@ -10,8 +10,7 @@ import ServiceLifecycle
 ///
 /// It replaces Hummingbird's `Server`, whose one listener hands every accepted connection to the next loop of the
 /// group and back five times (NIO's accept handler, then the async server channel's child initializer) before its
-/// first read: five wake-ups of an idle thread, about 200 µs of every new connection's first byte on a 2-core VM
-/// (`bench/PROFILES.md`). Each connection's pipeline is its ``ConnectionGuard``'s to set up (Hummingbird's HTTP/1
+/// first read: five wake-ups of an idle thread in every new connection's first byte (`bench/PROFILES.md`). Each connection's pipeline is its ``ConnectionGuard``'s to set up (Hummingbird's HTTP/1
 /// handling only once a request needs it: ``ResponderPipeline``).
 ///
 /// A port shared with `SO_REUSEPORT` can be joined by any process of the same user: a second server started on the

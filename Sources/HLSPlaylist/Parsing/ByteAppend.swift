@@ -73,14 +73,6 @@ struct ByteWriter: ~Copyable {
     @inline(__always)
     mutating func append(_ bytes: [UInt8]) { bytes.withUnsafeBufferPointer { append($0) } }
 
-    /// Appends a range of this writer's own bytes.
-    @inline(__always)
-    mutating func appendOwn(_ range: Range<Int>) {
-        reserve(range.count)
-        (base + count).update(from: base + range.lowerBound, count: range.count)
-        count += range.count
-    }
-
     /// Bytes written so far, as a buffer valid until the next append.
     var bytes: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: base, count: count) }
 

@@ -46,14 +46,14 @@ struct OutputFolderStore: PrefetchStore {
                 if let limit, file.written >= limit { break }
             }
             if let limit, file.written != limit {
-                throw FetchFailure(
+                throw FailedFetch(
                     status: nil, description: "\(object.label): got \(file.written) of \(limit) bytes")
             }
             try file.publish()
         } catch {
             file.discard()
-            if error is FetchFailure || error is OutputFileError { throw error }
-            throw FetchFailure(status: nil, description: "\(error)")
+            if error is FailedFetch || error is OutputFileError { throw error }
+            throw FailedFetch(error)
         }
         return .fetched(bytes: file.written)
     }

@@ -301,7 +301,7 @@ public final class Prefetcher: Sendable {
         do {
             return try Playlist(parsing: bytes)
         } catch {
-            throw FetchFailure(status: nil, description: "invalid playlist \(url): \(error)")
+            throw FailedFetch(status: nil, description: "invalid playlist \(url): \(error)")
         }
     }
 
@@ -349,14 +349,14 @@ public final class Prefetcher: Sendable {
         }
     }
 
-    /// Runs `body`, again after a doubling delay while it fails with a transient ``FetchFailure``.
+    /// Runs `body`, again after a doubling delay while it fails with a transient ``FailedFetch``.
     private func withRetries<T: Sendable>(_ label: String, _ body: @Sendable () async throws -> T) async throws -> T {
         var delay = options.retryDelay
         var attempt = 0
         while true {
             do {
                 return try await body()
-            } catch let failure as FetchFailure where failure.isTransient && attempt < options.retries {
+            } catch let failure as FailedFetch where failure.isTransient && attempt < options.retries {
                 attempt += 1
                 log("attempt \(attempt) of \(label) failed, retrying in \(delay): \(failure)")
                 try await Task.sleep(for: delay)

@@ -15,10 +15,10 @@ struct CacheDirectoryStore: PrefetchStore {
         do {
             response = try await origin.cache.fetch(origin.keys.key(for: url), freshness: fresh ? .fresh : .any)
         } catch {
-            throw FetchFailure(status: nil, description: "\(error)")
+            throw FailedFetch(error)
         }
         guard (200..<300).contains(response.metadata.status) else {
-            throw FetchFailure.status(response.metadata.status, url: url)
+            throw FailedFetch.status(response.metadata.status, url: url)
         }
         var bytes: [UInt8] = []
         for try await chunk in response.body { bytes.append(contentsOf: chunk) }
@@ -34,16 +34,16 @@ struct CacheDirectoryStore: PrefetchStore {
         do {
             response = try await origin.cache.fetch(key)
         } catch {
-            throw FetchFailure(status: nil, description: "\(error)")
+            throw FailedFetch(error)
         }
         guard (200..<300).contains(response.metadata.status) else {
-            throw FetchFailure.status(response.metadata.status, url: object.label)
+            throw FailedFetch.status(response.metadata.status, url: object.label)
         }
         var bytes: Int64 = 0
         do {
             for try await chunk in response.body { bytes += Int64(chunk.count) }
         } catch {
-            throw FetchFailure(status: nil, description: "\(error)")
+            throw FailedFetch(error)
         }
         // Counted once it is in the cache, not once its bytes went by: the fill publishes (syncs and renames) its
         // entry after the body's end, and a run killed meanwhile would lose an object it said it had.

@@ -2,7 +2,7 @@ import ByteRanges
 import HLSPlaylist
 import OriginClient
 
-/// GETs over the origin client, with the status checked and failures as ``FetchFailure``.
+/// GETs over the origin client, with the status checked and failures as ``FailedFetch``.
 struct HTTPFetcher: Sendable {
     let client: OriginClient
     /// The largest playlist read.
@@ -13,7 +13,7 @@ struct HTTPFetcher: Sendable {
         var request = OriginRequest(url: url, acceptEncoding: range == nil && url.contains(".m3u8"))
         if let range {
             guard let requested = RequestedRange(range) else {
-                throw FetchFailure(status: 400, description: "empty byte range \(range) for \(url)")
+                throw FailedFetch(status: 400, description: "empty byte range \(range) for \(url)")
             }
             request.byteRange = requested
         }
@@ -21,9 +21,9 @@ struct HTTPFetcher: Sendable {
         do {
             response = try await client.fetch(request)
         } catch let error as OriginError {
-            throw FetchFailure(status: error.status, description: error.description)
+            throw FailedFetch(error)
         }
-        guard response.isSuccess else { throw FetchFailure.status(response.status, url: url) }
+        guard response.isSuccess else { throw FailedFetch.status(response.status, url: url) }
         return response
     }
 
@@ -33,7 +33,7 @@ struct HTTPFetcher: Sendable {
         do {
             return try await response.body.collect(upTo: Self.maxPlaylistBytes)
         } catch let error as OriginError {
-            throw FetchFailure(status: nil, description: error.description)
+            throw FailedFetch(error)
         }
     }
 }

@@ -4,12 +4,12 @@ protocol PrefetchStore: Sendable {
     func entryURL(for originURL: String) -> String
 
     /// A playlist's bytes; `fresh` asks for a copy no older than the store's freshness rules allow.
-    /// - Throws: ``FetchFailure``.
+    /// - Throws: ``FailedFetch``.
     func playlist(_ url: String, fresh: Bool) async throws -> [UInt8]
 
     /// Makes sure `object` is stored.
     /// - Returns: how it went: fetched (with its byte count) or already there.
-    /// - Throws: ``FetchFailure``, or an error of the store itself (a full disk).
+    /// - Throws: ``FailedFetch``, or an error of the store itself (a full disk).
     func store(_ object: PrefetchObject) async throws -> StoreOutcome
 
     /// Whether `object` is stored (for writing playlists that list only what is there).

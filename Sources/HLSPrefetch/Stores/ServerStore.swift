@@ -22,7 +22,7 @@ struct ServerStore: PrefetchStore {
         do {
             for try await chunk in response.body { bytes += Int64(chunk.count) }
         } catch {
-            throw FetchFailure(status: nil, description: "\(error)")
+            throw FailedFetch(error)
         }
         return response.header("x-cache")?.uppercased() == "HIT" ? .present(bytes: bytes) : .fetched(bytes: bytes)
     }

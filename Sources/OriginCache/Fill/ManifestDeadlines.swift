@@ -1,4 +1,5 @@
 import Foundation
+import SegmentCache
 import Synchronization
 
 /// How long a manifest fetch may take in all, decided here for every manifest: a live playlist must arrive within
@@ -16,10 +17,10 @@ final class ManifestDeadlines: Sendable {
     /// The total deadline of a manifest not known to be live.
     let manifestTimeout: Duration
     /// Manifests parsed before, by URL: their live period, or 0 when not live.
-    private let live = Mutex<[String: TimeInterval]>([:])
+    private let live = Mutex(ClockMap<String, TimeInterval>(capacity: ManifestDeadlines.capacity))
     /// The directories (URL up to its last `/`) of live manifests, with their refresh periods: their segments are
     /// live segments, whose 404 must not outlive half a period (``liveSegmentPeriod(of:)``).
-    private let liveDirectories = Mutex<[String: TimeInterval]>([:])
+    private let liveDirectories = Mutex(ClockMap<String, TimeInterval>(capacity: ManifestDeadlines.capacity))
 
     init(manifestTimeout: Duration) {
         self.manifestTimeout = manifestTimeout
@@ -28,7 +29,7 @@ final class ManifestDeadlines: Sendable {
     /// The total deadline of a fetch of `url`, or `nil` when it is not a manifest (by its path, or because it was
     /// parsed as one before).
     func deadline(for url: String, guessedManifest: Bool) -> Duration? {
-        switch live.withLock({ $0[url] }) {
+        switch live.withLock({ $0.value(forKey: url) }) {
         case let seconds? where seconds > 0: return .milliseconds(Int64(seconds * 1000))
         case .some: return manifestTimeout  // parsed as a manifest before, not live
         case nil: return guessedManifest ? manifestTimeout : nil
@@ -38,25 +39,19 @@ final class ManifestDeadlines: Sendable {
     /// Notes what a parsed manifest is: live with this refresh period (target duration or update period), or not.
     func note(_ url: String, livePeriod: TimeInterval?) {
         live.withLock { live in
-            if live[url] == nil, live.count >= Self.capacity { live.removeAll(keepingCapacity: true) }
             // 0: a manifest, not live (its deadline is manifestTimeout).
-            live[url] = livePeriod.map { max(Self.liveFloor, $0) } ?? 0
+            _ = live.insert(livePeriod.map { max(Self.liveFloor, $0) } ?? 0, forKey: url)
         }
         guard let livePeriod, livePeriod > 0 else { return }
         let directory = Self.directory(of: url)
-        liveDirectories.withLock { directories in
-            if directories[directory] == nil, directories.count >= Self.capacity {
-                directories.removeAll(keepingCapacity: true)
-            }
-            directories[directory] = livePeriod
-        }
+        liveDirectories.withLock { directories in _ = directories.insert(livePeriod, forKey: directory) }
     }
 
     /// The refresh period of a live manifest in the directory of `url`, if one was parsed: `url` is then taken for
     /// one of its segments.
     func liveSegmentPeriod(of url: String) -> TimeInterval? {
         let directory = Self.directory(of: url)
-        return liveDirectories.withLock { $0[directory] }
+        return liveDirectories.withLock { $0.value(forKey: directory) }
     }
 
     /// `url` up to its path's last `/` (no query).

@@ -37,14 +37,6 @@ public struct OriginResponse: Sendable {
         return headers.first { $0.name == name }?.value
     }
 
-    /// All values of a header, in arrival order.
-    /// - Parameter name: the header name, in any case.
-    /// - Returns: its values, empty when absent.
-    public func headerValues(_ name: String) -> [String] {
-        let name = name.lowercased()
-        return headers.filter { $0.name == name }.map { $0.value }
-    }
-
     /// Whether the status is 2xx.
     public var isSuccess: Bool { (200..<300).contains(status) }
 

@@ -176,8 +176,8 @@ struct FlightStateMachine<Waiter> {
         }
     }
 
-    // Loops and closures, not key paths: `map(\.waiter)` made a key path at run time on every call (8% of an event
-    // loop's work between an origin's head and the requester's).
+    // Loops and closures, not key paths: `map(\.waiter)` made a key path at run time on every call, on the path
+    // between an origin's head and the requester's.
     private mutating func takeSatisfiedWaiters() -> [Waiter] {
         guard !waiters.isEmpty else { return [] }
         var ready: [Waiter] = []

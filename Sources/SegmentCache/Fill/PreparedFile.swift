@@ -1,8 +1,8 @@
 import Synchronization
 
 /// An empty temporary file made for a fill while its origin request is in flight, so that the fill, once the origin
-/// answers, has it ready: creating a file costs the file system an inode, which on a loaded ext4 took 0.1–0.9 ms
-/// here, and that is no longer between the origin's answer and the requester's first byte.
+/// answers, has it ready: creating a file costs the file system an inode, slow on a loaded file system, and that is
+/// no longer between the origin's answer and the requester's first byte.
 struct PreparedFile: Sendable {
     /// The file's path in the temporary area.
     let path: String

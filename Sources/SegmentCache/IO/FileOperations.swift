@@ -83,29 +83,6 @@ extension FileOperations {
         if let failure { throw failure }
     }
 
-    /// Reads exactly `count` bytes at `offset`, looping over short reads.
-    /// - Throws: ``SystemError`` with `EIO` when the file ends first.
-    func readExactly(_ descriptor: CInt, count: Int, at offset: Int64) throws(SystemError) -> [UInt8] {
-        var result = [UInt8](repeating: 0, count: count)
-        var failure: SystemError?
-        result.withUnsafeMutableBytes { buffer in
-            var done = 0
-            while done < count {
-                do throws(SystemError) {
-                    let got = try read(
-                        descriptor, into: UnsafeMutableRawBufferPointer(rebasing: buffer[done...]),
-                        at: offset + Int64(done))
-                    guard got > 0 else { throw SystemError(code: EIO, operation: "read (file ends early)", path: nil) }
-                    done += got
-                } catch {
-                    failure = error
-                    return
-                }
-            }
-        }
-        if let failure { throw failure }
-        return result
-    }
 }
 
 /// A write that failed after part of its bytes reached the file.

@@ -6,8 +6,8 @@ import Glibc
 /// glibc returns freed memory to the kernel eagerly: a block of more than its mmap threshold is its own mapping,
 /// unmapped on `free`, and the top of a heap is trimmed once more than the trim threshold is free there. A server
 /// that renders a 1 MB playlist, or relays 64 KiB chunks, allocates the same sizes again at once, so each time
-/// the pages come back as page faults on zeroed memory: measured here, half the time of rewriting a
-/// 10,000-segment playlist (`bench/run.sh rewrite`: 2.7–4.1 ms with glibc's defaults, 1.8 ms with these).
+/// the pages come back as page faults on zeroed memory: a large share of the time of rewriting a 10,000-segment
+/// playlist (`bench/run.sh rewrite` compares).
 public enum HeapRetention {
     /// Blocks up to this size come from the heap, not from a mapping of their own.
     public static let mmapThreshold: CInt = 4 << 20

@@ -109,6 +109,16 @@ package struct ClockMap<Key: Hashable, Value> {
         return keys.count
     }
 
+    /// Removes every value that matches.
+    /// - Returns: how many were removed.
+    @discardableResult
+    @inlinable
+    package mutating func removeAll(whereValue matches: (Value) -> Bool) -> Int {
+        let keys = slots.compactMap { matches($0.value.value) ? $0.key : nil }
+        for key in keys { removeValue(forKey: key) }
+        return keys.count
+    }
+
     /// Drops the queue's consumed front, and keys no longer held once they are most of it.
     @inlinable
     mutating func compact() {

@@ -11,8 +11,8 @@ import Synchronization
 ///
 /// While the directory is not shared and the index was built from it completely, a key the index does not hold has
 /// no entry file, so a miss needs no `open` of its path (nginx's cache does the same once its loader is done). That
-/// `open` fails in the kernel's directory lookup: about 50 µs on the development VM after 50 ms of idle, the largest
-/// step of a cold miss before its origin request (`bench/PROFILES.md`).
+/// `open` fails in the kernel's directory lookup, after an idle spell the largest step of a cold miss before its
+/// origin request (`bench/PROFILES.md`).
 ///
 /// The watch sees only this kernel's changes: two hosts sharing a network file system see each other's entries on the
 /// janitor's rescan (``SegmentCache/Configuration/rescanInterval``). Without inotify (or past the user's limit of
