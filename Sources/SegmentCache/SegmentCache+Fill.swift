@@ -314,14 +314,9 @@ extension SegmentCache {
     private func endFlight(_ flight: Flight) {
         // A fill that ended before the origin answered made no use of its prepared file.
         flight.preparedFile.take()?.discard()
-        let now = nowMilliseconds
         let callbacks = withState { state -> [@Sendable () -> Void] in
             guard state.flights[flight.digest] === flight else { return [] }
             state.flights[flight.digest] = nil
-            if state.startedAhead.remove(flight.digest) != nil, !state.isClosed {
-                // Its request's fetch has not come yet: it takes this fill's answer, not a second origin request.
-                state.keepEndedAhead(flight, now: now)
-            }
             return state.fillEndCallbacks.removeValue(forKey: flight.digest) ?? []
         }
         for callback in callbacks { callback() }
@@ -342,46 +337,19 @@ extension SegmentCache {
         }
     }
 
-    /// Starts the fill of `key` now, without waiting for it, as ``fetch(_:freshness:)`` would for a miss: for a
-    /// caller that is about to fetch `key` elsewhere, so that the origin request leaves now and requests for it
-    /// arriving meanwhile find the fill in flight. The first ``fetch(_:freshness:)`` to join it is its leader (a
-    /// miss, ``CacheResponse/Disposition/miss``), the others joined, as if that fetch had started it. Nothing is started when a fill of `key` is in flight, when this cache
-    /// knows an entry of `key` (fresh or not: what to do with it is the fetching caller's decision), or when it is
-    /// closed.
-    ///
-    /// The fill's task starts at once on the caller's thread (`Task.immediate`) and runs there until it first
-    /// waits, for the origin's answer: the origin request is handed to the origin client before this returns,
-    /// with no wait for a thread of the concurrency pool. Call it from no lock.
-    /// - Parameters:
-    ///   - key: the object.
-    ///   - lookedUp: whether the caller looked `key` up in this cache just now and found no entry it could use: the
-    ///     fill then skips its own look at the store (one `open` fewer before the origin request leaves).
-    ///   - executorPreference: where the fill's task goes on once the origin answers (the caller's event loop, so
-    ///     that the head reaches the requester waiting there with no other thread to schedule); the global executor
-    ///     when `nil`. Once the head is announced, the fill takes the body in on the global executor.
-    /// - Returns: whether a fill was started (never past ``Configuration/maxFills``: the fetch that follows is refused
-    ///   then).
-    public func startFill(
-        _ key: CacheKey, lookedUp: Bool = false, executorPreference: (any TaskExecutor)? = nil
-    ) -> Bool {
-        let digest = EntryDigest(key)
-        let started = withState { state -> (Flight, UInt64)? in
-            guard state.flights[digest] == nil, !state.isClosed, !state.index.contains(digest),
-                state.flights.count < configuration.maxFills
-            else { return nil }
-            let (flight, id) = makeFlight(key, digest: digest, in: &state)
-            state.startedAhead.insert(digest)
-            state.startingFills.insert(id)
-            return (flight, id)
-        }
-        guard let (flight, id) = started else { return false }
+    /// Runs the fill of `flight` (numbered `id`, recorded as starting) on a task started at once on the caller's
+    /// thread (``FillStart/immediate(executorPreference:)``): it runs there until it first waits, for the origin's
+    /// answer, so the origin request is handed to the origin client before this returns.
+    func startImmediately(
+        _ flight: Flight, id: UInt64, checkStore: Bool, executorPreference: (any TaskExecutor)?
+    ) {
         // Outside the lock: the fill takes it.
         let task = Task.immediate(executorPreference: executorPreference) { [self] in
-            await runFill(flight, id: id, checkStore: !lookedUp)
+            await runFill(flight, id: id, checkStore: checkStore)
         }
         withState { state in
-            // Recorded unless it has ended already; `close()` waits for it either way.
-            if state.startingFills.remove(id) != nil { state.fillTasks[id] = task }
+            // Recorded unless it has ended already (its end removed its record); `close()` waits for it either way.
+            if case .starting = state.fillTasks[id] { state.fillTasks[id] = .running(task) }
         }
         // The origin request is with the origin client's thread now. The core goes to it first: on a machine that
         // runs the threads of a chain of wake-ups on one core, the caller's work that follows (the temporary file, the
@@ -390,6 +358,5 @@ extension SegmentCache {
         // On the caller's thread, after the origin request left: made on a task of its own it was ready later, and
         // the cold first byte measured later too (an `open` that creates is slow after an idle spell).
         prepareFile(for: flight)
-        return true
     }
 }

@@ -7,14 +7,14 @@ extension SegmentCache {
     /// - Parameter key: the object wanted.
     /// - Returns: a hit response, or `nil` when nothing cached serves `key`.
     public func cachedEntry(for key: CacheKey) -> CacheResponse? {
-        lookup(key, freshness: .any)
+        publishedEntry(key, freshness: .any)
     }
 
     /// The published entry serving `key` if it has expired: what stale-if-error serves when a refresh fails.
     /// - Parameter key: the object wanted.
     /// - Returns: a hit response whose expiry has passed, or `nil` when there is none (or it is still fresh).
     public func staleEntry(for key: CacheKey) -> CacheResponse? {
-        guard let response = lookup(key, freshness: .any), response.metadata.isExpired(at: clock.now()) else {
+        guard let response = publishedEntry(key, freshness: .any), response.metadata.isExpired(at: clock.now()) else {
             return nil
         }
         return response
@@ -28,7 +28,7 @@ extension SegmentCache {
     public func dropNegativeEntries(_ keys: some Sequence<CacheKey>) -> Int {
         var dropped = 0
         for key in keys where mayHaveFile(EntryDigest(key)) {
-            guard let entry = lookup(key, freshness: .any), entry.metadata.key == key,
+            guard let entry = publishedEntry(key, freshness: .any), entry.metadata.key == key,
                 [404, 410].contains(entry.metadata.status)
             else { continue }
             invalidate(key)
@@ -71,7 +71,6 @@ extension SegmentCache {
         let digest = EntryDigest(key)
         withState { state in
             state.flights[digest]?.invalidate()
-            state.dropEndedAhead(digest)
         }
         remove(digest, key: key)
     }

@@ -37,7 +37,7 @@ extension SegmentCache {
     public func publishedResponse(
         for key: CacheKey, lease: inout HitLease?, accepting accept: (EntryMetadata) -> Bool
     ) -> CacheResponse? {
-        guard let hit = lookup(key, freshness: .fresh, lease: &lease), accept(hit.metadata) else {
+        guard let hit = publishedEntry(key, freshness: .fresh, lease: &lease), accept(hit.metadata) else {
             lease = nil
             return nil
         }
@@ -65,13 +65,13 @@ extension SegmentCache {
     /// A published entry serving `key`: its own, or one of its URL whose bytes contain its range. A ranged key
     /// whose range runs past the end of its URL's whole object, when that is held, gets the whole object (its
     /// metadata names the whole key): the requester clips the range to it.
-    func lookup(_ key: CacheKey, freshness: Freshness) -> CacheResponse? {
+    func publishedEntry(_ key: CacheKey, freshness: Freshness) -> CacheResponse? {
         var lease: HitLease?
-        return lookup(key, freshness: freshness, lease: &lease)
+        return publishedEntry(key, freshness: freshness, lease: &lease)
     }
 
     /// ``lookup(_:freshness:)``, with a ``HitLease`` in `lease` when the hot path found the entry.
-    private func lookup(_ key: CacheKey, freshness: Freshness, lease: inout HitLease?) -> CacheResponse? {
+    private func publishedEntry(_ key: CacheKey, freshness: Freshness, lease: inout HitLease?) -> CacheResponse? {
         let now = clock.now()
         let accepts = { (metadata: EntryMetadata) in freshness == .any || !metadata.isExpired(at: now) }
         let chunkSize = configuration.readChunkSize

@@ -56,11 +56,16 @@ extension SegmentCache {
     /// leave its objects published (the prefetch command) calls this before ``close()``.
     public func finishFills() async {
         while true {
-            let (tasks, starting) = withState { (Array($0.fillTasks.values), !$0.startingFills.isEmpty) }
+            let (tasks, starting) = withState { Self.fillTasks(in: $0) }
             if tasks.isEmpty, !starting { return }
             for task in tasks { await task.value }
             if starting { await Self.waitForStartingFills() }
         }
+    }
+
+    /// The fills' running tasks, and whether any is being started.
+    private static func fillTasks(in state: CacheState) -> ([Task<Void, Never>], Bool) {
+        (state.fillTasks.values.compactMap(\.task), state.fillTasks.values.contains { $0.task == nil })
     }
 
     /// A fill being started is recorded within microseconds, by the thread starting it.
@@ -76,9 +81,8 @@ extension SegmentCache {
         while true {
             let (tasks, starting) = withState { state in
                 state.isClosed = true
-                state.dropEndedAhead()
                 state.releaseAllOpen()
-                return (Array(state.fillTasks.values), !state.startingFills.isEmpty)
+                return Self.fillTasks(in: state)
             }
             if tasks.isEmpty, !starting { break }
             for task in tasks { task.cancel() }

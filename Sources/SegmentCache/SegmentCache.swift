@@ -122,82 +122,119 @@ public final class SegmentCache: Sendable {
     /// - Throws: the ``ObjectSource``'s error when the origin fails before answering (every requester of the
     ///   fill gets the same error); ``CacheError`` when the cache is closed; `CancellationError`.
     public func fetch(_ key: CacheKey, freshness: Freshness = .any) async throws -> CacheResponse {
+        try await fetch(key, freshness: freshness, from: lookup(key, freshness: freshness))
+    }
+
+    /// ``fetch(_:freshness:)`` from the verdict of a lookup of `key` made already
+    /// (``lookup(_:freshness:start:refreshingStored:)``): a hit is the response, a fill's response is awaited, and a
+    /// stored entry the lookup left alone is fetched now.
+    /// - Parameters:
+    ///   - key: the object wanted.
+    ///   - freshness: whether an expired entry will do.
+    ///   - verdict: what the lookup decided.
+    public func fetch(_ key: CacheKey, freshness: Freshness, from verdict: CacheVerdict) async throws -> CacheResponse {
+        var verdict = verdict
         var attempts = 0
         while true {
-            let (response, otherViewers) = try await fetchOnce(key, freshness: freshness)
+            let fill: CacheFill
+            switch verdict {
+            case .hit(let response): return response
+            case .fill(let found): fill = found
+            case .stored:
+                // A lookup that refreshes stored entries starts a fill: it answers .hit or .fill.
+                verdict = try lookup(key, freshness: freshness)
+                continue
+            }
+            let response = try await fill.response()
             attempts += 1
             // A fill started with another viewer's URL (their token, when tokens are left out of keys) answered
             // something not kept: a 401 or 403 for their token, any non-2xx. That is theirs alone: this request
             // asks again with its own URL (a few times at most, each joining or starting a fill of its own URL).
-            guard otherViewers, !response.isStored, !(200..<300).contains(response.metadata.status),
+            guard fill.fetchesOtherURL, !response.isStored, !(200..<300).contains(response.metadata.status),
                 attempts < Self.maxRefetches
             else { return response }
             counters.refetchedForOwnURL.increment()
+            verdict = try lookup(key, freshness: freshness)
         }
     }
 
     /// How many times a request whose joined fill answered another viewer's failure asks again.
     static let maxRefetches = 3
 
-    /// One lookup or fill of `key`: the response, and whether it came from a fill of another URL with the same key.
-    private func fetchOnce(
-        _ key: CacheKey, freshness: Freshness
-    ) async throws -> (CacheResponse, otherViewers: Bool) {
-        let digest = EntryDigest(key)
-        if var hit = lookup(key, freshness: freshness) {
-            if withState({ $0.claimEndedAhead(digest, by: key) }) != nil {
-                // A fill started ahead for this fetch published the entry before the fetch came: its miss.
-                counters.misses.increment()
-                hit.disposition = .miss
-            } else {
-                counters.hits.increment()
-            }
-            return (hit, false)
+    /// What serves `key`, decided and counted in one step: a published entry (a hit), or a fill in flight (joined)
+    /// or started now (the miss). A hit is an entry of `key`'s own, or one of its URL whose bytes contain its range.
+    /// - Parameters:
+    ///   - key: the object wanted.
+    ///   - freshness: whether an expired entry will do.
+    ///   - start: how a fill this lookup starts is run.
+    ///   - refreshingStored: whether an entry that does not serve at `freshness` is refreshed by a fill (or a
+    ///     refresh in flight joined); `false` answers ``CacheVerdict/stored`` for it instead, starting nothing.
+    /// - Throws: ``CacheError`` when the cache is closed, or past ``Configuration/maxFills`` fills in flight.
+    public func lookup(
+        _ key: CacheKey, freshness: Freshness = .any, start: FillStart = .task, refreshingStored: Bool = true
+    ) throws(CacheError) -> CacheVerdict {
+        if let hit = publishedEntry(key, freshness: freshness) {
+            counters.hits.increment()
+            return .hit(hit)
         }
-        let flight: Flight
-        let isLeader: Bool
+        let digest = EntryDigest(key)
+        let decided: Decided
         do throws(CacheError) {
-            (flight, isLeader) = try withState { (state) throws(CacheError) -> (Flight, Bool) in
+            decided = try withState { (state) throws(CacheError) -> Decided in
                 guard !state.isClosed else { throw CacheError.closed(key: key) }
-                if let flight = state.flights[digest] {
-                    // The request that started it ahead leads it (counted as the miss); another viewer's joins it.
-                    let leads = flight.key.fetchURL == key.fetchURL && state.startedAhead.remove(digest) != nil
-                    return (flight, leads)
-                }
-                if let ended = state.claimEndedAhead(digest, by: key) { return (ended, true) }
+                // Before joining: a refresh in flight of an entry the caller decides about is the caller's too.
+                if !refreshingStored, state.index.contains(digest) { return .stored }
+                if let flight = state.flights[digest] { return .joined(flight) }
                 guard state.flights.count < configuration.maxFills else {
                     throw CacheError.tooManyFills(key: key, limit: configuration.maxFills)
                 }
-                return (startFill(key, digest: digest, in: &state), true)
+                switch start {
+                case .task: return .started(startFill(key, digest: digest, in: &state))
+                case .immediate:
+                    let (flight, id) = makeFlight(key, digest: digest, in: &state)
+                    state.fillTasks[id] = .starting
+                    return .starting(flight, id: id)
+                }
             }
         } catch {
             if error.isSameKind(as: .tooManyFillsKind) { counters.fillsRefused.increment() }
             throw error
         }
-        if isLeader {
-            counters.misses.increment()
-        } else {
+        let chunkSize = configuration.readChunkSize
+        switch decided {
+        case .stored:
+            return .stored
+        case .joined(let flight):
             counters.deduplicatedFills.increment()
+            return .fill(
+                CacheFill(
+                    flight: flight, chunkSize: chunkSize, leads: false,
+                    fetchesOtherURL: flight.key.fetchURL != key.fetchURL))
+        case .started(let flight):
+            counters.misses.increment()
+            return .fill(CacheFill(flight: flight, chunkSize: chunkSize, leads: true, fetchesOtherURL: false))
+        case .starting(let flight, let id):
+            counters.misses.increment()
+            guard case .immediate(let executorPreference) = start else { preconditionFailure("started at once") }
+            // The lookup found no entry of the key when it was told not to refresh one: the fill need not look.
+            startImmediately(flight, id: id, checkStore: refreshingStored, executorPreference: executorPreference)
+            return .fill(CacheFill(flight: flight, chunkSize: chunkSize, leads: true, fetchesOtherURL: false))
         }
-        let head = try await flight.head()
-        let disposition: CacheResponse.Disposition = head.isFromStore ? .hit : isLeader ? .miss : .joined
-        let response = CacheResponse(
-            disposition: disposition,
-            metadata: head.metadata,
-            isStored: head.isStored,
-            upstreamCache: head.upstreamCache,
-            source: .flight(flight),
-            start: 0,
-            chunkSize: configuration.readChunkSize
-        )
-        return (response, flight.key.fetchURL != key.fetchURL)
+    }
+
+    /// What the lock decided for a lookup that found no hit.
+    private enum Decided {
+        case stored
+        case joined(Flight)
+        case started(Flight)
+        case starting(Flight, id: UInt64)
     }
 
     /// Creates the flight of `key` and starts the task that fills it; called under the state lock, with no flight of
     /// `key` in `state`.
     func startFill(_ key: CacheKey, digest: EntryDigest, in state: inout CacheState) -> Flight {
         let (flight, id) = makeFlight(key, digest: digest, in: &state)
-        state.fillTasks[id] = Task { [self] in await runFill(flight, id: id) }
+        state.fillTasks[id] = .running(Task { [self] in await runFill(flight, id: id) })
         return flight
     }
 
@@ -214,8 +251,7 @@ public final class SegmentCache: Sendable {
     func runFill(_ flight: Flight, id: UInt64, checkStore: Bool = true) async {
         await fill(flight, checkStore: checkStore)
         withState { state in
-            // A task started outside the lock may end before it is recorded (``startFill(_:)``).
-            if state.fillTasks.removeValue(forKey: id) == nil { state.startingFills.remove(id) }
+            state.fillTasks[id] = nil
         }
     }
 

@@ -142,10 +142,38 @@ struct HTTPEdgeTests {
 
     @Test("an answer cut short is logged with the bytes that went out, not 0")
     func abortedAnswersLogTheBytesSent() async throws {
-        let origin = try RawOrigin.faulty(.shortBody, length: 400_000)
+        // The origin sends half of what it announced and cuts the connection only once the player has bytes of it:
+        // what went out is then more than 0 however loaded the machine.
+        let playerHasBytes = Flag()
+        let origin = try RawOrigin { _, connection in
+            guard connection.readRequest() != nil else { return }
+            connection.send("HTTP/1.1 200 OK\r\nContent-Type: video/mp2t\r\nContent-Length: 400000\r\n\r\n")
+            connection.send([UInt8](repeating: 0x47, count: 200_000))
+            let deadline = Date().addingTimeInterval(20)
+            while !playerHasBytes.isSet, Date() < deadline { usleep(5_000) }
+            connection.close()
+        }
         defer { origin.stop() }
         let server = try await InProcessServer.start(arguments: ["--allow-host", "127.0.0.1"])
-        await #expect(throws: (any Error).self) { _ = try await TestHTTP.get(server.proxied(origin.url("/cut.ts"))) }
+        let port = server.port
+        let target = "/o/http/127.0.0.1:\(origin.port)/cut.ts"
+        let received = try await offPool { () -> Int in
+            let connection = try RawConnection(port: port, timeout: 20)
+            connection.send(RawConnection.request("GET", target))
+            // The head, then body bytes: the cut waits for them.
+            var bytes: [UInt8] = []
+            while bytes.count < 1 << 20 {
+                let more = try connection.read(upTo: 1)
+                if more.isEmpty { break }
+                bytes += more
+                if let end = bytes.firstRange(of: [13, 10, 13, 10]), bytes.count > end.upperBound { break }
+            }
+            var received = bytes.count
+            playerHasBytes.set()
+            while let more = try? connection.read(upTo: 1 << 16), !more.isEmpty { received += more.count }
+            return received
+        }
+        #expect(received < 400_000, "a body cut at the origin arrived whole")
         let logged = try await eventually { server.log.contains("response aborted") }
         #expect(logged)
         let line = try #require(server.log.split(separator: "\n").first { $0.contains("response aborted") })

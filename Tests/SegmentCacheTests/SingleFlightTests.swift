@@ -125,7 +125,7 @@ struct SingleFlightTests {
         await cache.close()
     }
 
-    @Test func aFillStartedAheadIsLedByTheFirstFetchThatJoinsIt() async throws {
+    @Test func aFillStartedAtOnceIsLedByItsLookupAndJoinedByTheNext() async throws {
         let directory = CacheDirectory()
         defer { directory.remove() }
         let origin = FakeOrigin()
@@ -134,12 +134,16 @@ struct SingleFlightTests {
         origin.setBehaviour(FakeOrigin.Behaviour(headGate: headGate), for: key.url)
         let cache = try SegmentCache(configuration: directory.configuration(), source: origin)
 
-        #expect(cache.startFill(key))
-        #expect(!cache.startFill(key), "one is in flight")
+        let started = try cache.lookup(
+            key, freshness: .fresh, start: .immediate(executorPreference: nil), refreshingStored: false)
+        guard case .fill(let fill) = started, fill.leads else {
+            Issue.record("the lookup started the fill")
+            return
+        }
         // The fill's task ran on this thread until it waited for the origin's answer.
-        #expect(origin.fetchCount(for: key) == 1, "the origin is asked before startFill returns")
-        let leader = Task { try await cache.fetch(key) }
-        #expect(try await eventually { cache.statistics.misses == 1 })
+        #expect(origin.fetchCount(for: key) == 1, "the origin is asked before the lookup returns")
+        #expect(cache.statistics.misses == 1)
+        let leader = Task { try await cache.fetch(key, freshness: .fresh, from: started) }
         let follower = Task { try await cache.fetch(key) }
         #expect(try await eventually { cache.statistics.deduplicatedFills == 1 })
         headGate.openForever()
@@ -147,7 +151,11 @@ struct SingleFlightTests {
         #expect(try await follower.value.disposition == .joined)
         #expect(try await follower.value.body.collect() == origin.body(of: key.url))
         #expect(try await eventually { cache.statistics.publishedFills == 1 })
-        #expect(!cache.startFill(key), "the cache holds an entry of it")
+        guard case .hit = try cache.lookup(key, start: .immediate(executorPreference: nil), refreshingStored: false)
+        else {
+            Issue.record("the cache holds an entry of it: a hit, nothing started")
+            return
+        }
         #expect(origin.fetchCount(for: key) == 1)
         #expect(cache.statistics.misses == 1)
     }

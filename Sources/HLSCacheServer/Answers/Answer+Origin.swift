@@ -14,13 +14,16 @@ extension Answer {
     /// - Parameters:
     ///   - resolved: the origin object (not a read-ahead, which the responder answers 202).
     ///   - record: the access record; its origin URL and kind are filled in.
+    ///   - verdict: the cache's verdict, when the caller looked the object up already (``lookUp(_:on:components:)``:
+    ///     no entry of it is known, so no grace applies); `nil` looks it up here.
     static func origin(
-        _ resolved: RequestResolution.ProxiedObject, record: AccessRecord, components: ServerComponents
+        _ resolved: RequestResolution.ProxiedObject, record: AccessRecord, components: ServerComponents,
+        verdict: Result<CacheVerdict, CacheError>? = nil
     ) async -> Answer {
         let record = record.naming(resolved)
         let planner = OriginAnswers(components: components)
         return await FleetHop.$incoming.withValue(resolved.hops) { [record] in
-            await planner.origin(resolved, record: record)
+            await planner.origin(resolved, record: record, verdict: verdict)
         }
     }
 }
@@ -31,12 +34,20 @@ private struct OriginAnswers {
 
     /// Fetches through the cache and plans the answer: a playlist rendered, an object, or the failure (a stale
     /// copy instead when the origin failed).
-    func origin(_ resolved: RequestResolution.ProxiedObject, record: AccessRecord) async -> Answer {
+    func origin(
+        _ resolved: RequestResolution.ProxiedObject, record: AccessRecord, verdict: Result<CacheVerdict, CacheError>?
+    ) async -> Answer {
         let key = resolved.key
-        if let stale = await Grace(components: components).answer(resolved, record: record) { return stale }
+        if verdict == nil, let stale = await Grace(components: components).answer(resolved, record: record) {
+            return stale
+        }
         let response: CacheResponse
         do {
-            response = try await components.cache.fetch(key, freshness: .fresh)
+            if let verdict {
+                response = try await components.cache.fetch(key, freshness: .fresh, from: verdict.get())
+            } else {
+                response = try await components.cache.fetch(key, freshness: .fresh)
+            }
         } catch {
             return failed(FetchFailure(error, url: key.url), resolved, record: record)
         }

@@ -15,8 +15,11 @@ import SegmentCache
 /// graceful shutdown's quiesce wait for its end. Neither Hummingbird's decoder nor its responder sees the request:
 /// what they would add to the miss's first byte is measured in `bench/PROFILES.md`.
 extension HitFront {
-    /// Answers `request`, resolved to `resolved`, whose fill this front started just now.
-    func takeMiss(_ request: HitRequest, resolved: RequestResolution.ProxiedObject, context: ChannelHandlerContext) {
+    /// Answers `request`, resolved to `resolved`, from the cache's verdict this front looked up just now.
+    func takeMiss(
+        _ request: HitRequest, resolved: RequestResolution.ProxiedObject, verdict: Result<CacheVerdict, CacheError>,
+        context: ChannelHandlerContext
+    ) {
         connection.eventLoopAnswerStarted(closing: request.closes)
         if request.closes { mode = .closing }
         answeringMiss = true
@@ -27,7 +30,7 @@ extension HitFront {
         let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         // Runs here until it waits for the origin's head, then on this event loop.
         let task = Task.immediate(executorPreference: EventLoopTaskExecutor(context.eventLoop)) {
-            let answer = await Answer.origin(resolved, record: record, components: components)
+            let answer = await Answer.origin(resolved, record: record, components: components, verdict: verdict)
             let (front, context) = bound.value
             await front.write(miss: answer, closing: closing, context: context)
         }

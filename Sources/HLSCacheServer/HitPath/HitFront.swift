@@ -174,20 +174,16 @@ final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushe
                     park(request, remembered.resolution, head: bytes, context: context)
                 {
                     bytes.moveReaderIndex(forwardBy: length)
+                } else if let remembered, bytes.readableBytes == length,
+                    let resolved = Answer.fillToStart(for: request, resolution: remembered.resolution),
+                    let verdict = Answer.lookUp(resolved, on: context.eventLoop, components: components)
+                {
+                    // A miss with nothing behind it, answered here from the cache's verdict: its fill (started now,
+                    // or joined) written as it brings the object, with no decoder.
+                    bytes.moveReaderIndex(forwardBy: length)
+                    takeMiss(request, resolved: resolved, verdict: verdict, context: context)
                 } else {
-                    // Not answered here: a miss's fill starts now, before the decoder reads the head, and the
-                    // request goes on planned (``handsOnPlanned``).
-                    if let remembered,
-                        let resolved = Answer.fillToStart(for: request, resolution: remembered.resolution)
-                    {
-                        let started = Answer.startFill(resolved, on: context.eventLoop, components: components)
-                        // Answered here too when nothing follows it: written as the fill brings it, with no decoder.
-                        if started, bytes.readableBytes == length {
-                            bytes.moveReaderIndex(forwardBy: length)
-                            takeMiss(request, resolved: resolved, context: context)
-                            continue
-                        }
-                    }
+                    // Not answered here: the request goes on planned (``handsOnPlanned``) when it was looked up.
                     handsOnPlanned = remembered != nil
                     defer { handsOnPlanned = false }
                     if request.closes {

@@ -22,21 +22,24 @@ extension Answer {
         return resolved
     }
 
-    /// Starts the fill of `resolved` from the event loop a request of it arrived on, unless one is in flight or
-    /// the cache knows an entry (``SegmentCache/startFill(_:lookedUp:executorPreference:)``): the origin request
-    /// leaves now, and the fill goes on on that loop once the origin answers, to wake the responder there. The caller
-    /// looked the key up just now.
-    /// - Returns: whether a fill was started (no entry of the key is known, and none was in flight).
-    @discardableResult
-    static func startFill(
+    /// The cache's verdict for `resolved`, looked up from the event loop a request of it arrived on
+    /// (``SegmentCache/lookup(_:freshness:start:refreshingStored:)``): a fill it starts leaves for the origin now and
+    /// goes on on that loop once the origin answers, to wake the request there. An entry the cache knows (an expired
+    /// one, in grace or not) is left to ``Answer/origin(_:record:components:verdict:)``, which decides about it.
+    /// - Returns: the verdict (or the refusal past `--max-fills`), or `nil` for a stored entry: the caller hands the
+    ///   request on.
+    static func lookUp(
         _ resolved: RequestResolution.ProxiedObject, on eventLoop: any EventLoop, components: ServerComponents
-    ) -> Bool {
-        guard
-            components.cache.startFill(
-                resolved.key, lookedUp: true, executorPreference: EventLoopTaskExecutor(eventLoop))
-        else { return false }
-        components.metrics.eventLoopFillStarted()
-        return true
+    ) -> Result<CacheVerdict, CacheError>? {
+        let verdict = Result { () throws(CacheError) in
+            try components.cache.lookup(
+                resolved.key, freshness: .fresh,
+                start: .immediate(executorPreference: EventLoopTaskExecutor(eventLoop)),
+                refreshingStored: false)
+        }
+        if case .success(.stored) = verdict { return nil }
+        if case .success(.fill(let fill)) = verdict, fill.leads { components.metrics.eventLoopFillStarted() }
+        return verdict
     }
 
     /// Whether a request with a ``fillToStart(for:resolution:)`` key may wait on the event loop for that fill: an

@@ -81,11 +81,9 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler, Parki
                 connection.eventLoopAnswerStarted(closing: request.closes)
                 send(answer, closing: request.closes, context: context)
             } else {
-                // A miss: its fill starts here, so that the origin request leaves now, not once the responder's task
-                // runs (the responder joins it); a blocking reload waits here for it instead of in the responder.
+                // A miss, the responder's to fetch; a blocking reload waits here for the fill in flight instead.
                 let resolved = Answer.fillToStart(for: request, resolution: resolution)
                 if let resolved, Answer.mayPark(request), park(head, request, resolved, context: context) { return }
-                if let resolved { Answer.startFill(resolved, on: context.eventLoop, components: components) }
                 forward(data, context: context)
             }
         case (.parked(let head, let request, let resolved, false, let since), .end):

@@ -5,7 +5,7 @@ import ServiceLifecycle
 
 /// With `--parent`: asks the parent's `/healthz` who it is, every second until it answers, then every 30 s (a
 /// parent's name is new at each of its starts), so that a request sent by the parent is refused as a loop (``RequestResolution``). A parent
-/// that answers 508 is this node itself under another address: that is logged as an error, each time.
+/// that answers 508, or names this node as its own parent, makes a loop: that is logged as an error, each time.
 struct ParentProbeService: Service {
     let components: ServerComponents
     let parent: ParentTier
@@ -16,9 +16,13 @@ struct ParentProbeService: Service {
 
     func run() async throws {
         await cancelWhenGracefulShutdown {
+            // Once more a second after the name is learnt: two nodes that are each other's parent and learnt each
+            // other's names at the same moment find the loop then.
+            var probesKnowing = 0
             while !Task.isCancelled {
                 await probe()
-                try? await Task.sleep(for: parent.identity.name == nil ? Self.untilKnown : Self.interval)
+                if parent.identity.name != nil { probesKnowing += 1 }
+                try? await Task.sleep(for: probesKnowing < 2 ? Self.untilKnown : Self.interval)
             }
         }
     }
@@ -30,7 +34,9 @@ struct ParentProbeService: Service {
         do {
             let response = try await components.origin.client.fetch(request)
             for try await _ in response.body {}
-            if response.status == 508 {
+            // 508: the parent refused this node's request as a loop. Its own parent this node: a loop too, told even
+            // when both learned each other's names before either refused the other.
+            if response.status == 508 || response.header(FleetHop.parentNodeHeader) == parent.nodeName {
                 components.logger.error(
                     "parent loop: --parent leads back to this node", metadata: ["parent": "\(parent.base)"])
             } else if let name = response.header(FleetHop.nodeHeader), FleetHop.isValidName(name),

@@ -43,10 +43,13 @@ struct ProxyResponder: HTTPResponder {
         switch resolution {
         case .own(.health):
             let draining = components.draining.load(ordering: .relaxed)
+            var headers: HTTPFields = [HTTPField.Name(FleetHop.nodeHeader)!: components.configuration.nodeName]
+            if let parent = components.configuration.fill.parent?.identity.name {
+                headers[HTTPField.Name(FleetHop.parentNodeHeader)!] = parent
+            }
             return Answer(
                 draining ? .serviceUnavailable : .ok, buffer: ByteBuffer(string: draining ? "draining\n" : "ok\n"),
-                contentType: "text/plain; charset=utf-8", result: .bypass, record: record,
-                headers: [HTTPField.Name(FleetHop.nodeHeader)!: components.configuration.nodeName])
+                contentType: "text/plain; charset=utf-8", result: .bypass, record: record, headers: headers)
         case .own(.metrics):
             let body = components.metrics.render(cache: components.cache.statistics)
             return Answer(

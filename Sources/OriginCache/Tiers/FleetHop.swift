@@ -9,6 +9,9 @@ public enum FleetHop {
 
     /// The header a node's `/healthz` answers with its name, so that its children learn who their parent is.
     public static let nodeHeader = "X-HLSCache-Node"
+    /// The header of `/healthz` that names the node's own parent, once it knows it: a child that finds its own name
+    /// there is its parent's parent (a loop of `--parent`s).
+    public static let parentNodeHeader = "X-HLSCache-Parent-Node"
 
     /// The most hlscache nodes a request may have passed through; past it the request is refused as a loop.
     public static let maxHops = 8

@@ -21,19 +21,6 @@ struct CacheState: Sendable {
     var flights: [EntryDigest: Flight] = [:]
     /// What to call when the fill in flight for a digest ends (``SegmentCache/whenFillEnds(_:_:)``).
     var fillEndCallbacks: [EntryDigest: [@Sendable () -> Void]] = [:]
-    /// Fills started ahead of the request they are for (``SegmentCache/startFill(_:)``), not yet claimed by it: the
-    /// first fetch that joins one is its leader, counted as the miss.
-    var startedAhead: Set<EntryDigest> = []
-    /// Fills started ahead that ended (or, with an answer not kept, left the table at its head) before their
-    /// request's fetch came, kept (with when they ended, in ms) for that
-    /// fetch to claim: an answer the cache does not store (an error, `no-store`) must reach it without a second
-    /// origin request, and a stored one is that fetch's miss even when the fetch finds it published. Dropped when
-    /// claimed, after ``endedAheadMilliseconds``, and past ``endedAheadCapacity``.
-    private(set) var endedAhead: [EntryDigest: (flight: Flight, endedAt: Int64)] = [:]
-    /// How long an unclaimed ended fill is kept for its request.
-    static let endedAheadMilliseconds: Int64 = 5_000
-    /// The most unclaimed ended fills kept (each may hold an open file and a body in memory).
-    static let endedAheadCapacity = 64
     /// Entries being unlinked by eviction or invalidation, with their sizes; a fill of one waits before
     /// publishing. Their bytes still count against the bound until the unlink is done, so the files on
     /// disk never exceed it either.
@@ -49,10 +36,7 @@ struct CacheState: Sendable {
     /// The ranges of ranged entries whose header has been read.
     var knownRanges: [EntryDigest: ByteRange] = [:]
     /// Fill tasks, cancelled and awaited by `close()`.
-    var fillTasks: [UInt64: Task<Void, Never>] = [:]
-    /// Fills whose task is being started outside the lock (``SegmentCache/startFill(_:)``), not yet in
-    /// ``fillTasks``: `close()` waits for them too.
-    var startingFills: Set<UInt64> = []
+    var fillTasks: [UInt64: FillTask] = [:]
     var nextFillID: UInt64 = 0
     var isClosed = false
     /// The index came from a snapshot: the janitor's first pass rescans the directory.
@@ -214,37 +198,16 @@ struct CacheState: Sendable {
     }
 }
 
-extension CacheState {
-    /// Keeps `flight`, started ahead and ended before its request's fetch came, for that fetch to claim
-    /// (``claimEndedAhead(_:by:)``), after dropping those kept too long or past the capacity.
-    mutating func keepEndedAhead(_ flight: Flight, now: Int64) {
-        endedAhead = endedAhead.filter { now - $0.value.endedAt < Self.endedAheadMilliseconds }
-        while endedAhead.count >= Self.endedAheadCapacity,
-            let oldest = endedAhead.min(by: { $0.value.endedAt < $1.value.endedAt })?.key
-        {
-            endedAhead[oldest] = nil
-        }
-        endedAhead[flight.digest] = (flight, now)
-    }
+/// A fill's task, as the state records it.
+enum FillTask {
+    /// Being started outside the lock (``FillStart/immediate(executorPreference:)``): recorded within microseconds.
+    case starting
+    /// Running.
+    case running(Task<Void, Never>)
 
-    /// The ended fill started ahead for `key` (of `digest`), taken by `key`'s fetch (which becomes its leader); `nil`
-    /// if none, or if that fill fetched another URL. Only the request that started a fill, or one for the very same
-    /// origin URL, takes its answer: keys may leave a viewer's token out (``CacheKey/fetchURL``), and an answer not
-    /// stored (an error, `no-store`, a 403 for an expired token) is that viewer's alone. Anyone else fetches anew (an
-    /// answer that was stored is a hit for them anyway).
-    mutating func claimEndedAhead(_ digest: EntryDigest, by key: CacheKey) -> Flight? {
-        guard let kept = endedAhead[digest], kept.flight.key.fetchURL == key.fetchURL else { return nil }
-        endedAhead[digest] = nil
-        return kept.flight
-    }
-
-    /// Drops the ended fill started ahead for `digest`, if any, whatever URL it fetched (its entry is invalidated).
-    mutating func dropEndedAhead(_ digest: EntryDigest) {
-        endedAhead[digest] = nil
-    }
-
-    /// Drops every kept ended fill (the cache closes).
-    mutating func dropEndedAhead() {
-        endedAhead = [:]
+    /// The task, once it runs.
+    var task: Task<Void, Never>? {
+        if case .running(let task) = self { return task }
+        return nil
     }
 }

@@ -5,11 +5,23 @@ import Testing
 
 @testable import SegmentCache
 
-/// Fills started ahead (``SegmentCache/startFill(_:)``) run on the caller's thread until they first wait, and are
-/// recorded afterwards, outside the lock: `close()` must still find them, and one that ended first must not stay.
-/// One that ended before its request's fetch came is that fetch's answer.
-@Suite("Fills started ahead")
-struct StartedAheadFillTests {
+/// The cache's verdict (``SegmentCache/lookup(_:freshness:start:refreshingStored:)``): a hit, a fill joined or
+/// started, or a stored entry left to the caller, decided and counted in one step. Fills started at once run on the
+/// caller's thread until they first wait, and are recorded afterwards, outside the lock: `close()` must still find
+/// them, and one that ended first must not stay. A fill's answer is its verdict holder's, even once it has ended.
+@Suite("Cache verdicts")
+struct CacheVerdictTests {
+    /// Looks `key` up as the server's event loop does: a fill started at once, a stored entry left alone.
+    private func lookUpAtOnce(_ cache: SegmentCache, _ key: CacheKey) throws -> CacheVerdict {
+        try cache.lookup(key, freshness: .fresh, start: .immediate(executorPreference: nil), refreshingStored: false)
+    }
+
+    /// The fill of a verdict that must be one, led by the lookup.
+    private func ledFill(_ verdict: CacheVerdict) -> CacheFill? {
+        guard case .fill(let fill) = verdict, fill.leads else { return nil }
+        return fill
+    }
+
     /// A cache over `source` in a directory of its own, closed and removed after `body`.
     private func withCache(_ source: some ObjectSource, _ body: (SegmentCache) async throws -> Void) async throws {
         let directory = CacheDirectory()
@@ -32,15 +44,16 @@ struct StartedAheadFillTests {
     }
 
     @Test(
-        "a fill started ahead writes the temporary file made while its origin request was in flight, and publishes it")
+        "a fill started at once writes the temporary file made while its origin request was in flight, and publishes it"
+    )
     func aFillStartedAheadWritesItsPreparedFile() async throws {
         let origin = FakeOrigin()
         let key = PatternOrigin.key(7)
         let headGate = Gate()
         origin.setBehaviour(FakeOrigin.Behaviour(headGate: headGate), for: key.url)
         try await withCache(origin) { (cache: SegmentCache) async throws in
-            #expect(cache.startFill(key, lookedUp: true))
-            // Made before startFill returned, while the origin holds the answer.
+            #expect(ledFill(try lookUpAtOnce(cache, key)) != nil)
+            // Made before the lookup returned, while the origin holds the answer.
             let prepared = temporaryFiles(of: cache)
             #expect(prepared.count == 1)
             headGate.openForever()
@@ -61,11 +74,12 @@ struct StartedAheadFillTests {
         origin.setBehaviour(FakeOrigin.Behaviour(headGate: gate, failBeforeHead: true), for: failing.url)
         origin.setBehaviour(FakeOrigin.Behaviour(cacheable: false, headGate: gate), for: passing.url)
         try await withCache(origin) { (cache: SegmentCache) async throws in
-            #expect(cache.startFill(failing, lookedUp: true))
-            #expect(cache.startFill(passing, lookedUp: true))
+            #expect(ledFill(try lookUpAtOnce(cache, failing)) != nil)
+            let verdict = try lookUpAtOnce(cache, passing)
+            #expect(ledFill(verdict) != nil)
             #expect(temporaryFiles(of: cache).count == 2)
             gate.openForever()
-            let passed = try await cache.fetch(passing)
+            let passed = try await cache.fetch(passing, freshness: .fresh, from: verdict)
             #expect(!passed.isStored)
             #expect(try await passed.body.collect() == origin.body(of: passing.url))
             #expect(try await eventually { cache.withState { $0.flights.isEmpty } })
@@ -74,16 +88,16 @@ struct StartedAheadFillTests {
         }
     }
 
-    @Test("close() cancels a fill started ahead and waits for it: nothing is published after it returns")
+    @Test("close() cancels a fill started at once and waits for it: nothing is published after it returns")
     func closeCancelsAndAwaitsAFillStartedAhead() async throws {
         let origin = FakeOrigin()
         let key = PatternOrigin.key(3)
         let headGate = Gate()
         origin.setBehaviour(FakeOrigin.Behaviour(headGate: headGate), for: key.url)
         try await withCache(origin) { (cache: SegmentCache) async throws in
-            #expect(cache.startFill(key))
+            #expect(ledFill(try lookUpAtOnce(cache, key)) != nil)
             #expect(origin.fetchCount(for: key) == 1)
-            #expect(cache.withState { $0.fillTasks.count == 1 && $0.startingFills.isEmpty })
+            #expect(cache.withState { $0.fillTasks.count == 1 && $0.fillTasks.values.allSatisfy { $0.task != nil } })
             let closing = Task { await cache.close() }
             #expect(try await eventually { cache.withState { $0.isClosed } })
             headGate.openForever()
@@ -93,29 +107,29 @@ struct StartedAheadFillTests {
         }
     }
 
-    @Test("a fill started ahead whose origin fails at once ends before it is recorded, and leaves no task behind")
+    @Test("a fill started at once whose origin fails at once ends before it is recorded, and leaves no task behind")
     func aFillThatEndsWhileStartingLeavesNoTask() async throws {
         try await withCache(DeadOrigin()) { (cache: SegmentCache) async throws in
-            #expect(cache.startFill(PatternOrigin.key(4)))
-            #expect(cache.withState { $0.fillTasks.isEmpty && $0.startingFills.isEmpty && $0.flights.isEmpty })
+            #expect(ledFill(try lookUpAtOnce(cache, PatternOrigin.key(4))) != nil)
+            #expect(cache.withState { $0.fillTasks.isEmpty && $0.flights.isEmpty })
             await cache.finishFills()
             #expect(cache.statistics.publishedFills == 0)
         }
     }
 
-    @Test("an answer not stored, from a fill started ahead that ended before its fetch came, goes to that fetch")
-    func anEndedFillStartedAheadIsClaimedByItsFetch() async throws {
+    @Test("an answer not stored, from a fill that ended before its verdict's holder asked for it, goes to that holder")
+    func anEndedFillIsItsVerdictsAnswer() async throws {
         let origin = FakeOrigin()
         let key = PatternOrigin.key(5)
         origin.setBehaviour(FakeOrigin.Behaviour(cacheable: false), for: key.url)
         try await withCache(origin) { (cache: SegmentCache) async throws in
-            #expect(cache.startFill(key))
-            #expect(try await eventually { cache.withState { $0.flights.isEmpty && $0.endedAhead.count == 1 } })
-            let response = try await cache.fetch(key)
+            let verdict = try lookUpAtOnce(cache, key)
+            #expect(ledFill(verdict) != nil)
+            #expect(try await eventually { cache.withState { $0.flights.isEmpty } })
+            let response = try await cache.fetch(key, freshness: .fresh, from: verdict)
             #expect(response.disposition == .miss && !response.isStored)
             #expect(try await response.body.collect() == origin.body(of: key.url))
             #expect(origin.fetchCount(for: key) == 1, "the fetch took the ended fill's answer")
-            #expect(cache.withState { $0.endedAhead.isEmpty })
             // The next fetch is a fill of its own: nothing was stored.
             _ = try await cache.fetch(key).body.collect()
             #expect(origin.fetchCount(for: key) == 2)
@@ -123,32 +137,31 @@ struct StartedAheadFillTests {
     }
 
     @Test(
-        "an answer not stored, from a fill started ahead with one viewer's token, is not another viewer's: their fetch of the same key fetches anew, and the first viewer's still takes it"
+        "an answer not stored, from a fill started with one viewer's token, is not another viewer's: their fetch of the same key fetches anew, and the first viewer's still takes it"
     )
-    func anEndedFillStartedAheadIsNotAnotherViewersAnswer() async throws {
+    func anEndedFillIsNotAnotherViewersAnswer() async throws {
         let origin = FakeOrigin()
         let url = PatternOrigin.key(10).url
         let first = CacheKey(url: url, fetchURL: url + "?token=first")
         let second = CacheKey(url: url, fetchURL: url + "?token=second")
         origin.setBehaviour(FakeOrigin.Behaviour(cacheable: false), for: url)
         try await withCache(origin) { (cache: SegmentCache) async throws in
-            #expect(cache.startFill(first))
-            #expect(try await eventually { cache.withState { $0.flights.isEmpty && $0.endedAhead.count == 1 } })
+            let verdict = try lookUpAtOnce(cache, first)
+            #expect(ledFill(verdict) != nil)
+            #expect(try await eventually { cache.withState { $0.flights.isEmpty } })
             let other = try await cache.fetch(second)
             #expect(other.disposition == .miss && !other.isStored)
             #expect(try await other.body.collect() == origin.body(of: url))
             #expect(origin.fetchCount(for: second) == 2, "the second viewer's fetch went to the origin")
-            #expect(cache.withState { $0.endedAhead.count == 1 }, "the first viewer's answer is still kept for it")
-            let own = try await cache.fetch(first)
+            let own = try await cache.fetch(first, freshness: .fresh, from: verdict)
             #expect(own.disposition == .miss)
             #expect(try await own.body.collect() == origin.body(of: url))
             #expect(origin.fetchCount(for: first) == 2, "the first viewer took its own fill's answer")
-            #expect(cache.withState { $0.endedAhead.isEmpty })
         }
     }
 
-    @Test("a fill started ahead and still in flight is led by its own request's fetch; another viewer's joins it")
-    func aFillStartedAheadIsLedByItsOwnRequest() async throws {
+    @Test("a fill started at once and still in flight is led by its own request; another viewer's joins it")
+    func aFillStartedAtOnceIsLedByItsOwnRequest() async throws {
         let origin = FakeOrigin()
         let url = PatternOrigin.key(11).url
         let first = CacheKey(url: url, fetchURL: url + "?token=first")
@@ -156,11 +169,11 @@ struct StartedAheadFillTests {
         let headGate = Gate()
         origin.setBehaviour(FakeOrigin.Behaviour(headGate: headGate), for: url)
         try await withCache(origin) { (cache: SegmentCache) async throws in
-            #expect(cache.startFill(first))
+            let verdict = try lookUpAtOnce(cache, first)
+            #expect(ledFill(verdict) != nil)
             async let other = cache.fetch(second)
             #expect(try await eventually { cache.statistics.deduplicatedFills == 1 })
-            async let own = cache.fetch(first)
-            #expect(try await eventually { cache.withState { $0.startedAhead.isEmpty } })
+            async let own = cache.fetch(first, freshness: .fresh, from: verdict)
             headGate.openForever()
             let (joined, led) = try await (other, own)
             #expect(joined.disposition == .joined && led.disposition == .miss)
@@ -170,15 +183,16 @@ struct StartedAheadFillTests {
         }
     }
 
-    @Test("a stored answer of a fill started ahead, published before its fetch came, is that fetch's miss")
-    func aPublishedFillStartedAheadIsItsFetchsMiss() async throws {
+    @Test("a stored answer of a fill, published before its verdict's holder asked for it, is that holder's miss")
+    func aPublishedFillIsItsVerdictsMiss() async throws {
         let origin = FakeOrigin()
         let key = PatternOrigin.key(6)
         try await withCache(origin) { (cache: SegmentCache) async throws in
-            #expect(cache.startFill(key))
+            let verdict = try lookUpAtOnce(cache, key)
+            #expect(ledFill(verdict) != nil)
             #expect(
                 try await eventually { cache.statistics.publishedFills == 1 && cache.withState { $0.flights.isEmpty } })
-            let first = try await cache.fetch(key)
+            let first = try await cache.fetch(key, freshness: .fresh, from: verdict)
             #expect(first.disposition == .miss)
             #expect(try await first.body.collect() == origin.body(of: key.url))
             #expect(try await cache.fetch(key).disposition == .hit)
@@ -187,17 +201,61 @@ struct StartedAheadFillTests {
         }
     }
 
-    @Test("unclaimed ended fills are kept 5 s at most, and 64 at most, the oldest dropped first")
-    func unclaimedEndedFillsAreBounded() {
-        var state = CacheState()
-        let flights = (0..<70).map { Flight(key: PatternOrigin.key($0)) { _ in } }
-        for (index, flight) in flights.enumerated() { state.keepEndedAhead(flight, now: 1_000 + Int64(index)) }
-        #expect(state.endedAhead.count == CacheState.endedAheadCapacity)
-        #expect(state.claimEndedAhead(flights[0].digest, by: flights[0].key) == nil, "the oldest went first")
-        #expect(state.claimEndedAhead(flights[69].digest, by: flights[69].key) === flights[69])
-        let late = Flight(key: PatternOrigin.key(99)) { _ in }
-        state.keepEndedAhead(late, now: 1_000 + 69 + CacheState.endedAheadMilliseconds)
-        #expect(state.endedAhead.count == 1, "those kept 5 s are dropped")
-        #expect(state.claimEndedAhead(late.digest, by: late.key) === late)
+    @Test("one lookup decides and counts: a hit, a fill joined, a stored entry left alone or refreshed, a refusal")
+    func oneLookupDecides() async throws {
+        let origin = FakeOrigin()
+        let key = PatternOrigin.key(12)
+        let headGate = Gate()
+        origin.setBehaviour(FakeOrigin.Behaviour(headGate: headGate), for: key.url)
+        let directory = CacheDirectory()
+        defer { directory.remove() }
+        var configuration = directory.configuration()
+        configuration.maxFills = 1
+        let cache = try SegmentCache(configuration: configuration, source: origin)
+        let leader = try lookUpAtOnce(cache, key)
+        #expect(ledFill(leader) != nil)
+        #expect(cache.statistics.misses == 1)
+        guard case .fill(let joined) = try cache.lookup(key) else {
+            Issue.record("a fill in flight is joined")
+            return
+        }
+        #expect(!joined.leads && cache.statistics.deduplicatedFills == 1)
+        #expect(throws: CacheError.self, "past maxFills a lookup that must start a fill is refused") {
+            try cache.lookup(PatternOrigin.key(13))
+        }
+        #expect(cache.statistics.fillsRefused == 1)
+        headGate.openForever()
+        _ = try await cache.fetch(key, freshness: .fresh, from: leader).body.collect()
+        #expect(try await eventually { cache.statistics.publishedFills == 1 })
+        guard case .hit(let hit) = try cache.lookup(key) else {
+            Issue.record("a published entry is a hit")
+            return
+        }
+        #expect(hit.disposition == .hit && cache.statistics.hits == 1)
+        cache.invalidate(key)
+        await cache.close()
+    }
+
+    @Test("an expired entry is left to the caller when asked, and refreshed otherwise")
+    func anExpiredEntryIsTheCallersOrRefreshed() async throws {
+        let origin = FakeOrigin()
+        let key = PatternOrigin.key(14)
+        origin.setBehaviour(FakeOrigin.Behaviour(expiry: Date(timeIntervalSinceNow: -10)), for: key.url)
+        try await withCache(origin) { (cache: SegmentCache) async throws in
+            _ = try await cache.fetch(key).body.collect()
+            #expect(try await eventually { cache.statistics.publishedFills == 1 })
+            guard case .stored = try lookUpAtOnce(cache, key) else {
+                Issue.record("an expired entry, not to be refreshed, is the caller's")
+                return
+            }
+            #expect(origin.fetchCount(for: key) == 1, "nothing was started for it")
+            guard case .fill(let refresh) = try cache.lookup(key, freshness: .fresh) else {
+                Issue.record("an expired entry is refreshed by a fresh lookup")
+                return
+            }
+            #expect(refresh.leads)
+            _ = try await refresh.response().body.collect()
+            #expect(origin.fetchCount(for: key) == 2)
+        }
     }
 }
