@@ -105,7 +105,7 @@ enum FuzzTarget: String, CaseIterable {
         while let part = try? channel.readInbound(as: HTTPServerRequestPart.self) { parts.append(part) }
         _ = try? channel.finish()
         guard case .success = decoded, parts.count == 2, case .head(let head) = parts[0], case .end(nil) = parts[1],
-            HitRequest(head) == request
+            ExchangeRequest(head) == request
         else {
             fatalError("the scanner read \(request) from a head the decoder reads as \(parts) (\(decoded))")
         }

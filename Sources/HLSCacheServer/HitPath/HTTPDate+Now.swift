@@ -18,10 +18,7 @@ extension HTTPDate {
             guard self.second != second else { return }
             self.second = second
             text = HTTPDate.format(Date(timeIntervalSince1970: TimeInterval(second)))
-            var lines = ByteBuffer()
-            lines.writeFieldLine("Date", text)
-            lines.writeFieldLine("Server", Answer.serverName)
-            self.lines = lines
+            lines = ServerFields.lines(date: text)
         }
     }
 

@@ -9,7 +9,7 @@ extension Answer {
     /// and, when it is not one, for the fill it starts (``fillToStart(for:resolution:)``); remembered on the event
     /// loop's thread for the next request of the same target (``ResolutionMemo``), with the last fresh hit answered
     /// on a lease (``KeptHit``).
-    static func remembered(_ request: HitRequest, components: ServerComponents) -> RememberedTarget {
+    static func remembered(_ request: ExchangeRequest, components: ServerComponents) -> RememberedTarget {
         ResolutionMemo.remembered(request, components: components)
     }
 
@@ -24,7 +24,7 @@ extension Answer {
     ///   - request: what the request head asks for.
     ///   - remembered: ``remembered(_:components:)``.
     ///   - components: the server's cache, memory tiers and configuration.
-    init?(hitFor request: HitRequest, remembered: RememberedTarget, components: ServerComponents) {
+    init?(hitFor request: ExchangeRequest, remembered: RememberedTarget, components: ServerComponents) {
         // Only an origin object's target keeps a hit (``KeptHit``); looked at first, so that the hit answered again
         // and again does not copy the resolution it does not need.
         if let kept = remembered.keptHit {
@@ -56,7 +56,7 @@ extension Answer {
     ///   - canSendFile: whether a body may be a file (`sendfile`); without it only memory bodies qualify.
     ///   - arrivedAt: when the request arrived, when that was before now (a request that waited for a fill).
     init?(
-        hitFor request: HitRequest, resolved: RequestResolution.ProxiedObject, components: ServerComponents,
+        hitFor request: ExchangeRequest, resolved: RequestResolution.ProxiedObject, components: ServerComponents,
         canSendFile: Bool, arrivedAt: ContinuousClock.Instant? = nil, batch: WakeBatch? = nil,
         keeping remembered: RememberedTarget? = nil
     ) {
@@ -128,7 +128,7 @@ extension Answer {
 extension Answer {
     /// The access record of a request the hit path answers: a new request id, and the CORS grant of its `Origin`.
     static func record(
-        of request: HitRequest, originURL: String?, start: ContinuousClock.Instant = .now,
+        of request: ExchangeRequest, originURL: String?, start: ContinuousClock.Instant = .now,
         components: ServerComponents
     ) -> AccessRecord {
         AccessRecord(
@@ -149,8 +149,7 @@ extension Answer {
         var fields: [(String, String)] = []
         fields.reserveCapacity(16)
         forEachField { name, value in fields.append((name, value)) }
-        fields.append(("Date", HTTPDate.now))
-        fields.append(("Server", Self.serverName))
+        ServerFields.forEach { name, value in fields.append((name, value)) }
         if closing { fields.append(("Connection", "close")) }
         return HTTPResponseHead(
             version: .http1_1,
@@ -195,7 +194,7 @@ extension Answer {
         } else if length == nil, status.code >= 200, status.code != 204, status.code != 304 {
             buffer.writeStaticString("Content-Length: 0\r\n")
         }
-        buffer.writeImmutableBuffer(HTTPDate.dateAndServerLines)
+        buffer.writeImmutableBuffer(ServerFields.lines)
         buffer.writeStaticString(closing ? "Connection: close\r\n\r\n" : "\r\n")
     }
 

@@ -17,7 +17,8 @@ import SegmentCache
 extension HitFront {
     /// Answers `request`, resolved to `resolved`, from the cache's verdict this front looked up just now.
     func takeMiss(
-        _ request: HitRequest, resolved: RequestResolution.ProxiedObject, verdict: Result<CacheVerdict, CacheError>,
+        _ request: ExchangeRequest, resolved: RequestResolution.ProxiedObject,
+        verdict: Result<CacheVerdict, CacheError>,
         context: ChannelHandlerContext
     ) {
         connection.eventLoopAnswerStarted(closing: request.closes)

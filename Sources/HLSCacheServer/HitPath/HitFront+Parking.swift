@@ -8,7 +8,7 @@ extension HitFront {
     /// decoder when the fill's end brings no hit, or when anything comes first (more bytes, a graceful shutdown).
     /// `false`: not such a request, or no fill of it in flight (the decoder's side starts one).
     func park(
-        _ request: HitRequest, _ resolution: RequestResolution, head: ByteBuffer, context: ChannelHandlerContext
+        _ request: ExchangeRequest, _ resolution: RequestResolution, head: ByteBuffer, context: ChannelHandlerContext
     ) -> Bool {
         guard let resolved = Answer.fillToStart(for: request, resolution: resolution), Answer.mayPark(request),
             parking.park(resolved.key, for: self, context: context, components: components)
@@ -77,7 +77,7 @@ final class ParkedRequest {
     /// The request head's bytes.
     let head: ByteBuffer
     /// What the head asks for.
-    let request: HitRequest
+    let request: ExchangeRequest
     /// The origin object whose fill it waits for.
     let resolved: RequestResolution.ProxiedObject
     /// When it arrived.
@@ -85,7 +85,7 @@ final class ParkedRequest {
 
     /// A parked request.
     init(
-        head: ByteBuffer, request: HitRequest, resolved: RequestResolution.ProxiedObject,
+        head: ByteBuffer, request: ExchangeRequest, resolved: RequestResolution.ProxiedObject,
         since: ContinuousClock.Instant
     ) {
         self.head = head

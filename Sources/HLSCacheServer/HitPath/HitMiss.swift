@@ -14,7 +14,7 @@ extension Answer {
     /// park the request on it (``mayPark(_:)``), to be answered with
     /// ``init(hitFor:resolved:components:canSendFile:arrivedAt:batch:)``.
     static func fillToStart(
-        for request: HitRequest, resolution: RequestResolution
+        for request: ExchangeRequest, resolution: RequestResolution
     ) -> RequestResolution.ProxiedObject? {
         guard request.method == .get, case .origin(let resolved) = resolution, !resolved.isReadAhead,
             !resolved.asStored
@@ -45,7 +45,7 @@ extension Answer {
     /// Whether a request with a ``fillToStart(for:resolution:)`` key may wait on the event loop for that fill: an
     /// LL-HLS blocking playlist reload without a range, whose answer will be a rendering. Its answer, once the fill
     /// ends, is then a hit like any other.
-    static func mayPark(_ request: HitRequest) -> Bool {
+    static func mayPark(_ request: ExchangeRequest) -> Bool {
         request.range == nil && BlockingReload.isBlockingReload(request.target)
     }
 

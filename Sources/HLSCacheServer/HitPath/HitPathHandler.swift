@@ -30,7 +30,8 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler, Parki
         /// Waiting on the event loop for the fill it would join (an LL-HLS blocking reload): answered here when the
         /// fill ends, or handed to Hummingbird then if it is not a hit, or at once if anything else happens first.
         case parked(
-            HTTPRequestHead, HitRequest, RequestResolution.ProxiedObject, ended: Bool, since: ContinuousClock.Instant)
+            HTTPRequestHead, ExchangeRequest, RequestResolution.ProxiedObject, ended: Bool,
+            since: ContinuousClock.Instant)
     }
 
     private let components: ServerComponents
@@ -69,7 +70,7 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler, Parki
         switch (reading, part) {
         case (.idle, .head(let head)):
             guard forwarded == 0, heldQuiesce == nil, connection.admitsEventLoopAnswer, front?.handsOnPlanned != true,
-                let request = HitRequest(head)
+                let request = ExchangeRequest(head)
             else {
                 forward(data, context: context)
                 return
@@ -116,7 +117,7 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler, Parki
     /// asking for the same part cost a thousand hits, not a thousand responder answers). `false`: no fill in flight
     /// (the caller starts one, and those arriving meanwhile park on it).
     private func park(
-        _ head: HTTPRequestHead, _ request: HitRequest, _ resolved: RequestResolution.ProxiedObject,
+        _ head: HTTPRequestHead, _ request: ExchangeRequest, _ resolved: RequestResolution.ProxiedObject,
         context: ChannelHandlerContext
     ) -> Bool {
         guard parking.park(resolved.key, for: self, context: context, components: components) else { return false }

@@ -44,7 +44,7 @@ struct ReloadParking {
     /// What the parked `request` (resolved to `resolved`, arrived at `since`) gets now that its fill ended; on
     /// `handler`'s event loop.
     mutating func fillEnded(
-        _ request: HitRequest, resolved: RequestResolution.ProxiedObject, since: ContinuousClock.Instant,
+        _ request: ExchangeRequest, resolved: RequestResolution.ProxiedObject, since: ContinuousClock.Instant,
         batch: WakeBatch, for handler: any ParkingHandler, context: ChannelHandlerContext,
         components: ServerComponents
     ) -> Outcome {

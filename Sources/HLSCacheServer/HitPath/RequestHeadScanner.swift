@@ -13,7 +13,7 @@ package enum RequestHeadScanner {
     /// What the start of a connection's unread bytes holds.
     package enum Scan {
         /// A complete head the hit path may answer, `length` bytes long (no body follows it).
-        case request(HitRequest, length: Int)
+        case request(ExchangeRequest, length: Int)
         /// The start of a head that may still become one: more bytes are needed.
         case incomplete
         /// Anything else: the decoder reads it.
@@ -49,7 +49,7 @@ package enum RequestHeadScanner {
         case .some(false): return .other
         case .none: return cursor.incomplete
         }
-        var fields = HitRequestFields()
+        var fields = ExchangeRequestFields()
         var fieldCount = 0
         while true {
             switch cursor.literal("\r\n") {

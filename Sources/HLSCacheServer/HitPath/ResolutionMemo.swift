@@ -52,7 +52,7 @@ final class ResolutionMemo: @unchecked Sendable {
 
     /// What this thread remembers of `request`'s target, or learns of it now; for a request that is not remembered
     /// (a range, `Via`, a read-ahead), a fresh record that nothing keeps.
-    static func remembered(_ request: HitRequest, components: ServerComponents) -> RememberedTarget {
+    static func remembered(_ request: ExchangeRequest, components: ServerComponents) -> RememberedTarget {
         let memorable = request.range == nil && request.via == nil && request.readAhead == nil
         guard memorable else { return RememberedTarget(resolution: resolve(request, components)) }
         let memo: ResolutionMemo
@@ -114,7 +114,9 @@ final class ResolutionMemo: @unchecked Sendable {
         keeping.removeAll(keepingCapacity: true)
     }
 
-    private static func resolve(_ request: HitRequest, _ components: ServerComponents) -> RequestResolution {
+    /// The one place a request is resolved: every answerer (the event loop's, the responder) and the fuzzers come
+    /// here, through ``remembered(_:components:)``.
+    private static func resolve(_ request: ExchangeRequest, _ components: ServerComponents) -> RequestResolution {
         RequestResolution(
             method: request.method, target: request.target, range: request.range, via: request.via,
             readAhead: request.readAhead, components: components)

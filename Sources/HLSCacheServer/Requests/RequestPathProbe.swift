@@ -30,9 +30,7 @@ package final class RequestPathProbe: Sendable {
     /// - Returns: the planned statuses (one per object length tried), or `nil` when no head was read.
     package func plan(_ bytes: [UInt8]) -> [Int]? {
         guard case .request(let request, _) = RequestHeadScanner.scan(ByteBuffer(bytes: bytes)) else { return nil }
-        let resolution = RequestResolution(
-            method: request.method, target: request.target, range: request.range, via: request.via,
-            readAhead: request.readAhead, components: components)
+        let resolution = ResolutionMemo.remembered(request, components: components).resolution
         let record = AccessRecord(
             method: request.method.rawValue, path: request.target, id: "fuzz", start: .now,
             cors: components.configuration.cors.grant(requestOrigin: request.origin))

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import HummingbirdCore
 import Logging
@@ -114,6 +115,8 @@ public struct HLSCacheServer: Sendable {
             logger.warning("the origin client threads did not stop within 2 s")
         }
         logger.info("hlscache stopped", metadata: ["cache_entries": "\(components.cache.statistics.entries)"])
+        // Its log is written when this returns (standard output, or a test's lines).
+        components.observability.directOutput.flush()
     }
 }
 
@@ -182,8 +185,9 @@ extension HLSCacheServer {
             } catch {
                 response = Response(status: .internalServerError)
             }
-            response.headers[.date] = HTTPDate.now
-            response.headers[.server] = Answer.serverName
+            ServerFields.forEach { name, value in
+                if let name = HTTPField.Name(name) { response.headers[name] = value }
+            }
             do {
                 try await writer.write(response: response.head, body: response.body)
             } catch is HTTPParserError {

@@ -28,10 +28,8 @@ struct ProxyResponder: HTTPResponder {
             return Answer(
                 failure: .badRequest, reason: "a request needs exactly one Host field, not \(hosts)", record: record)
         }
-        let resolution = RequestResolution(
-            method: request.method, target: request.head.path ?? "/", range: request.headers[.range],
-            via: request.headers[.via], readAhead: request.headers[RequestResolution.readAheadHeader],
-            components: components)
+        let facts = ExchangeRequest(method: request.method, target: request.head.path ?? "/", fields: request.headers)
+        let resolution = ResolutionMemo.remembered(facts, components: components).resolution
         var record = record
         if case .own(let route) = resolution, route.grantsNoCORS {
             // hlscache's own pages, counters and admin answers are for the operator, not for any page's script.

@@ -107,7 +107,7 @@ struct RequestHeadScannerTests {
 }
 
 /// The scanner against the HTTP/1 decoder behind it, on heads made by mutating valid ones: whatever the scanner
-/// reads must be exactly one bodyless request to the decoder, of the same length, read into the same ``HitRequest``.
+/// reads must be exactly one bodyless request to the decoder, of the same length, read into the same ``ExchangeRequest``.
 @Suite("Request head scanner against the decoder")
 struct RequestHeadScannerAgreementTests {
     private static let seeds = [
@@ -179,7 +179,7 @@ struct RequestHeadScannerAgreementTests {
                 Issue.record("the decoder did not read one bodyless request from \(text): \(parts), failed: \(failed)")
                 return
             }
-            #expect(HitRequest(head) == request, "\(text)")
+            #expect(ExchangeRequest(head) == request, "\(text)")
         }
         // The mutations must leave many heads readable, or the test proves little.
         #expect(read > 4_000)

@@ -7,9 +7,10 @@ import Testing
 /// The hit path's memo of resolutions gives what resolving again would, for the server it belongs to only.
 @Suite("Resolution memo")
 struct ResolutionMemoTests {
-    private static func request(_ target: String, method: HTTPRequest.Method = .get, range: String? = nil) -> HitRequest
-    {
-        HitRequest(
+    private static func request(
+        _ target: String, method: HTTPRequest.Method = .get, range: String? = nil
+    ) -> ExchangeRequest {
+        ExchangeRequest(
             method: method, target: target, origin: nil, range: range, via: nil, accessControlRequestHeaders: nil,
             readAhead: nil, closes: false)
     }

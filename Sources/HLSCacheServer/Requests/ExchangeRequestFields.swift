@@ -1,11 +1,12 @@
 import HTTPTypes
 
 /// The fields of a request head the hit path reads, gathered as they come: the one list of them, and what each
-/// decides, for both readers of a head (``RequestHeadScanner`` from the connection's bytes, ``HitRequest/init(_:)``
+/// decides, for both readers of a head (``RequestHeadScanner`` from the connection's bytes, ``ExchangeRequest/init(_:)``
 /// from the HTTP/1 decoder's head).
-struct HitRequestFields {
+struct ExchangeRequestFields {
     var hosts = 0
-    var closes = false
+    /// The `Connection` tokens, for ``ClosingRule``.
+    var connection = ClosingRule.Tokens()
     var origin: String?
     var range: String?
     var via: String?
@@ -31,7 +32,7 @@ struct HitRequestFields {
             guard !fromBytes || !value.contains(UInt8(ascii: "\t")) else { return false }
             for token in Self.tokens(value) {
                 if Self.equal(token, "upgrade") { return false }
-                if Self.equal(token, "close") { closes = true }
+                connection.add(token)
             }
         case 21 where Self.equal(name, "x-hlscache-read-ahead"): Self.join(&readAhead, value)
         case 30 where Self.equal(name, "access-control-request-headers"): Self.join(&requestHeaders, value)
@@ -46,14 +47,14 @@ struct HitRequestFields {
         return true
     }
 
-    /// The request, unless it came with no `Host` or more than one (answered 400 by the responder:
-    /// ``CloseNormalizer/invalidHostField``).
-    /// - Parameter closes: whether the connection closes after it for another reason than `Connection: close`.
-    func request(method: HTTPRequest.Method, target: String, closes alsoCloses: Bool = false) -> HitRequest? {
+    /// The request (HTTP/1.1, neither CONNECT nor an upgrade: the only ones read here), unless it came with no
+    /// `Host` or more than one (answered 400 by the responder: ``CloseNormalizer/invalidHostField``).
+    func request(method: HTTPRequest.Method, target: String) -> ExchangeRequest? {
         guard hosts == 1 else { return nil }
-        return HitRequest(
+        return ExchangeRequest(
             method: method, target: target, origin: origin, range: range, via: via,
-            accessControlRequestHeaders: requestHeaders, readAhead: readAhead, closes: closes || alsoCloses)
+            accessControlRequestHeaders: requestHeaders, readAhead: readAhead,
+            closes: ClosingRule.closes(isHTTP10: false, tokens: connection))
     }
 
     /// A repeated field's values, joined as the decoder's path and HTTP types join them (`, `).

@@ -1,0 +1,53 @@
+/// The one rule for whether a connection closes once the answer to a request is written (RFC 9112 section 9.3):
+/// `close` among its `Connection` tokens, HTTP/1.0 without `keep-alive`, CONNECT, and an upgrade request (after
+/// which the HTTP/1 parser reads nothing more). ``ExchangeRequestFields`` asks it for every head the event loop
+/// reads (from the connection's bytes or the decoder's head), ``CloseNormalizer`` for every head the decoder hands
+/// to the responder.
+enum ClosingRule {
+    /// The `Connection` tokens the rule reads, gathered token by token.
+    struct Tokens {
+        /// `close`.
+        var close = false
+        /// `keep-alive`.
+        var keepAlive = false
+
+        /// Takes one token (ASCII, any case, without surrounding spaces).
+        mutating func add(_ token: some Collection<UInt8>) {
+            if Self.equal(token, "close") { close = true }
+            if Self.equal(token, "keep-alive") { keepAlive = true }
+        }
+
+        /// The tokens of `Connection` field values (each a comma-separated list).
+        init(fieldValues: some Sequence<String>) {
+            for value in fieldValues {
+                for token in value.utf8.split(separator: UInt8(ascii: ",")) {
+                    add(token.drop { $0 == 0x20 || $0 == 0x09 }.reversed().drop { $0 == 0x20 || $0 == 0x09 }.reversed())
+                }
+            }
+        }
+
+        /// No token yet.
+        init() {}
+
+        /// ASCII case-insensitive equality with a lowercase literal.
+        static func equal(_ bytes: some Collection<UInt8>, _ lowercase: StaticString) -> Bool {
+            guard bytes.count == lowercase.utf8CodeUnitCount else { return false }
+            let expected = lowercase.utf8Start
+            for (index, byte) in bytes.enumerated() {
+                let folded = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
+                guard folded == expected[index] else { return false }
+            }
+            return true
+        }
+    }
+
+    /// Whether the connection closes after the answer.
+    /// - Parameters:
+    ///   - isHTTP10: the request is HTTP/1.0 (which keeps a connection only when it asks to).
+    ///   - tokens: its `Connection` tokens.
+    ///   - isConnect: its method is CONNECT.
+    ///   - upgrades: it has an `Upgrade` field.
+    static func closes(isHTTP10: Bool, tokens: Tokens, isConnect: Bool = false, upgrades: Bool = false) -> Bool {
+        tokens.close || isConnect || upgrades || (isHTTP10 && !tokens.keepAlive)
+    }
+}
