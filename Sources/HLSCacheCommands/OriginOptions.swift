@@ -83,12 +83,8 @@ struct OriginOptions: ParsableArguments {
     /// `host:port` of an absolute http(s) URL (the scheme's default port when it names none; an IPv6 host in
     /// brackets): what an unscoped origin header is scoped to for a host the operator named by a URL.
     static func hostAndPort(of url: String?) -> [String] {
-        guard let url, let components = URLComponents(string: url), let host = components.host, !host.isEmpty else {
-            return []
-        }
-        let port = components.port ?? (components.scheme?.lowercased() == "https" ? 443 : 80)
-        let bracketed = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
-        return ["\(bracketed):\(port)"]
+        guard let url, let origin = HTTPOrigin(url: url) else { return [] }
+        return [origin.hostAndPort]
     }
 
     /// The options environment variables may set, for commands that take all of them.

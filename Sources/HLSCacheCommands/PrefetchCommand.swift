@@ -159,11 +159,11 @@ struct PrefetchCommand: AsyncParsableCommand {
         // The stream's own host, and the server's: where the operator's unscoped origin headers go.
         let named = OriginOptions.hostAndPort(of: url) + OriginOptions.hostAndPort(of: server)
         let policy = AddressPolicy(
-            allowedHosts: shared.hosts(adding: server.flatMap { URLComponents(string: $0)?.host }.map { [$0] } ?? []),
+            allowedHosts: shared.hosts(adding: server.flatMap { HTTPOrigin(url: $0)?.host }.map { [$0] } ?? []),
             allowPrivateNetworks: shared.allowPrivateNetworks)
         let timeouts = OriginTimeouts(originTimeout: try shared.timeout())
         if let server {
-            guard URLComponents(string: server)?.host != nil else {
+            guard HTTPOrigin(url: server) != nil else {
                 throw ValidationError("--server must be a URL such as http://127.0.0.1:8080")
             }
             var configuration = OriginClientConfiguration(policy: policy, timeouts: timeouts)

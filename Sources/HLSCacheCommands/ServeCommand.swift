@@ -167,9 +167,9 @@ struct ServeCommand: AsyncParsableCommand {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0...65535") }
         configuration.port = port
         if let origin {
-            guard let components = URLComponents(string: origin), ["http", "https"].contains(components.scheme ?? ""),
-                components.host?.isEmpty == false
-            else { throw ValidationError("--origin must be an absolute http(s) URL: \(origin)") }
+            guard HTTPOrigin(url: origin) != nil else {
+                throw ValidationError("--origin must be an absolute http(s) URL: \(origin)")
+            }
             configuration.reverseOrigin = origin
         }
         let nodeName = configuration.nodeName
@@ -239,7 +239,7 @@ struct ServeCommand: AsyncParsableCommand {
             }
             if let parent {
                 let tier = try ParentTier(url: parent, nodeName: configuration.nodeName)
-                let port = URLComponents(string: tier.base)?.port ?? (tier.base.hasPrefix("https:") ? 443 : 80)
+                let port = HTTPOrigin(url: tier.base)?.port ?? 80
                 let selves: Set<String> = [host, "localhost", "127.0.0.1", "::1", "[::1]", "0.0.0.0"]
                 guard !(port == self.port && selves.contains(tier.host)) else {
                     throw ValidationError("--parent \(parent) is this node itself: a node cannot be its own parent")

@@ -93,11 +93,9 @@ public struct ServerConfiguration: Sendable {
     /// `--allow-host host:port` of its own. Every other host still needs `allowPrivateNetworks` for that.
     public var originCache: OriginCacheConfiguration {
         var originCache = fill
-        if let reverseOrigin, let components = URLComponents(string: reverseOrigin), let host = components.host {
-            let port = components.port ?? (components.scheme?.lowercased() == "https" ? 443 : 80)
-            let bracketed = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
+        if let reverseOrigin, let origin = HTTPOrigin(url: reverseOrigin) {
             originCache.addressPolicy = AddressPolicy(
-                allowedHosts: fill.addressPolicy.allowedHosts + ["\(bracketed):\(port)"],
+                allowedHosts: fill.addressPolicy.allowedHosts + [origin.hostAndPort],
                 allowPrivateNetworks: fill.addressPolicy.allowPrivateNetworks)
         }
         return originCache

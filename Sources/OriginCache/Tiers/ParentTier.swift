@@ -1,5 +1,6 @@
 import Foundation
 import HLSPlaylist
+import OriginClient
 import Synchronization
 
 /// A parent hlscache that every origin fetch goes through (`--parent`): the shield tier.
@@ -55,13 +56,12 @@ public struct ParentTier: Sendable, Equatable {
     ) throws(FleetConfigurationError) -> (
         base: String, host: String
     ) {
-        guard let components = URLComponents(string: url), ["http", "https"].contains(components.scheme ?? ""),
-            let host = components.host, !host.isEmpty, components.user == nil, components.password == nil,
-            components.query == nil, components.fragment == nil
-        else { throw .invalidURL(option: option, url: url) }
+        guard let origin = HTTPOrigin(url: url), !origin.hasMoreThanABase else {
+            throw .invalidURL(option: option, url: url)
+        }
         var base = Substring(url)
         while base.hasSuffix("/") { base = base.dropLast() }
-        return (String(base), host)
+        return (String(base), origin.host)
     }
 }
 
