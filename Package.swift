@@ -151,7 +151,10 @@ let package = Package(
         ),
         .testTarget(
             name: "OriginCacheTests",
-            dependencies: ["ByteRanges", "HLSPlaylist", "OriginCache", "SegmentCache"],
+            dependencies: [
+                "ByteRanges", "HLSCacheTesting", "HLSPlaylist", "OriginCache", "OriginClient", "SegmentCache",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

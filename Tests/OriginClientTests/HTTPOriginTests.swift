@@ -21,7 +21,8 @@ struct HTTPOriginTests {
 
     @Test("anything else is no origin: another scheme, no host, a relative or broken URL")
     func refusesTheRest() {
-        for url in ["ftp://cdn.example/", "http:///path", "/relative", "cdn.example", "", "http://[::1", "file:///etc"] {
+        for url in ["ftp://cdn.example/", "http:///path", "/relative", "cdn.example", "", "http://[::1", "file:///etc"]
+        {
             #expect(HTTPOrigin(url: url) == nil, "\(url)")
         }
     }
