@@ -3,7 +3,7 @@ import HLSCacheTesting
 import Synchronization
 import Testing
 
-/// Misses the event-loop front answers itself (`HitFront+Misses`): the front that started the fill writes the answer
+/// Misses the event-loop front answers itself (`ConnectionFront+Misses`): the front that started the fill writes the answer
 /// as the fill brings it, with no decoder or responder, and keeps the connection's order and the body's integrity.
 @Suite("Front misses")
 struct FrontMissTests {

@@ -2,7 +2,7 @@ import Foundation
 import HLSCacheTesting
 import Testing
 
-/// Hits answered from the connection's bytes, in front of the HTTP/1 decoder (`HitFront`): a head split across
+/// Hits answered from the connection's bytes, in front of the HTTP/1 decoder (`ConnectionFront`): a head split across
 /// reads is still one, and a connection whose requests went to the decoder comes back once they are answered, or
 /// stays with the decoder after a request only it can read.
 @Suite("Hit front")

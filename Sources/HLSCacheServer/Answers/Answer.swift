@@ -4,8 +4,8 @@ import NIOCore
 import SegmentCache
 
 /// One request's answer, planned once: status, finished headers, body and the access record written when the body
-/// has been sent. Both writers send the same plan: the event-loop hit path (``HitFront`` and ``HitPathHandler``, for
-/// bodies they can send at once, and ``HitFront`` for the misses whose fill it starts, streamed) and the async
+/// has been sent. Both writers send the same plan: the event-loop hit path (``ConnectionFront`` and ``HitPathHandler``, for
+/// bodies they can send at once, and ``ConnectionFront`` for the misses whose fill it starts, streamed) and the async
 /// responder (``ProxyResponder``, through ``Answer/response(components:)``, for everything).
 ///
 /// The headers every answer carries are added here and nowhere else (``headers``): `X-Request-Id`, `X-Cache`,

@@ -29,7 +29,7 @@ struct ConnectionTimeouts: Sendable {
 }
 
 /// The first of each connection's handlers, installed as it is accepted: it counts the connection, runs its clocks,
-/// installs the event-loop front (``HitFront``) behind itself, and sets up Hummingbird's HTTP/1 handling
+/// installs the event-loop front (``ConnectionFront``) behind itself, and sets up Hummingbird's HTTP/1 handling
 /// (``ResponderPipeline``) only when a request needs the responder (``installResponder()``). It hears of every
 /// answer, the front's and (through ``AnswerWatcher``, behind the conversion to HTTP types) Hummingbird's, and so
 /// decides when a connection is closed:
@@ -68,7 +68,7 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
     /// written there.
     private var httpContext: ChannelHandlerContext?
     /// The connection's front, when the hit path is on.
-    private var front: HitFront?
+    private var front: ConnectionFront?
     /// Whether Hummingbird's handling is set up.
     private(set) var hasResponder = false
     private var counted = false
@@ -117,7 +117,7 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
     static let writeBufferWaterMark = ChannelOptions.Types.WriteBufferWaterMark(low: 128 << 10, high: 256 << 10)
 
     /// Counts the connection, starts the request-head clock, sets the write-buffer water marks, and installs
-    /// ``HitFront`` behind itself when the hit path is on; otherwise sets up the responder at once.
+    /// ``ConnectionFront`` behind itself when the hit path is on; otherwise sets up the responder at once.
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
         counted = true
@@ -125,7 +125,7 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
         try? context.channel.syncOptions?.setOption(
             ChannelOptions.writeBufferWaterMark, value: Self.writeBufferWaterMark)
         if let hitPath {
-            let front = HitFront(components: hitPath, connection: self)
+            let front = ConnectionFront(components: hitPath, connection: self)
             self.front = front
             do {
                 try context.pipeline.syncOperations.addHandler(front, position: .last)

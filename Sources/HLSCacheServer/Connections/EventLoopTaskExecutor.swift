@@ -3,7 +3,7 @@ import NIOCore
 /// A task executor that runs every job it is given on one event loop's thread.
 ///
 /// A connection's task prefers its channel's loop (``PortListeners``), and so does a fill the hit path starts
-/// there for a miss (``HitFront``). When the origin answers, the origin client's thread wakes that loop once: the
+/// there for a miss (``ConnectionFront``). When the origin answers, the origin client's thread wakes that loop once: the
 /// fill announces the head there, the responder it wakes runs there next, and its answer goes to the socket with no
 /// other thread to schedule in between. A fill takes its body in (its writes) on the global executor, and waits for
 /// its `fdatasync` on the cache's disk threads.

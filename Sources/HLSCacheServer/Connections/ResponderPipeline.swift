@@ -5,7 +5,7 @@ import NIOHTTPTypes
 
 /// Hummingbird's HTTP/1 handling of a connection (its decoder and encoder, the conversion to HTTP types, its
 /// connection state and async channel, and the task that runs the responder), set up when the connection first
-/// needs it: ``ConnectionGuard/installResponder()``, when ``HitFront`` hands a request on.
+/// needs it: ``ConnectionGuard/installResponder()``, when ``ConnectionFront`` hands a request on.
 ///
 /// Most player connections never need it: the front answers hits and the misses it starts itself. Setting it up on
 /// every accepted connection delayed each new connection's first byte (`bench/PROFILES.md`), and its teardown cost

@@ -1,7 +1,7 @@
 import NIOCore
 import NIOPosix
 
-/// Flushes of the answers ``HitFront`` writes, deferred to the end of the event loop's current round: the loop first
+/// Flushes of the answers ``ConnectionFront`` writes, deferred to the end of the event loop's current round: the loop first
 /// answers every request it read in that round, then flushes each connection once, in a burst of writes.
 ///
 /// A flush per answer interleaves reads with writes, and each write wakes a client thread that, on a machine with

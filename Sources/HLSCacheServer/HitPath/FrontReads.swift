@@ -1,6 +1,6 @@
 import NIOCore
 
-/// How a ``HitFront`` connection's reads are asked for: every decision about them, in one place.
+/// How a ``ConnectionFront`` connection's reads are asked for: every decision about them, in one place.
 ///
 /// The connection's `autoRead` is off, and the front asks for each read at the end of the one before it, as
 /// `autoRead` would. While it reads requests itself, nothing it handed on is still being answered and the socket is

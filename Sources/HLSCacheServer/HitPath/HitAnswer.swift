@@ -143,7 +143,7 @@ extension Answer {
     /// the answer's fields in order, then the connection's own (`Date`, `Server`, and `Connection: close` when
     /// `closing`). For a request the decoder read, the encoder writes the head, so that it keeps pairing answers with
     /// their requests (it sends no body to a HEAD request); ``writeHead(closing:chunked:into:)`` writes the same
-    /// head for a request the decoder never saw (``HitFront``).
+    /// head for a request the decoder never saw (``ConnectionFront``).
     /// - Parameter closing: whether the connection closes after this answer.
     func responseHead(closing: Bool) -> HTTPResponseHead {
         var fields: [(String, String)] = []
@@ -166,7 +166,7 @@ extension Answer {
     /// - Parameters:
     ///   - closing: whether the connection closes after this answer.
     ///   - chunked: the body follows in chunks (`Transfer-Encoding: chunked`): an answer of unknown length that the
-    ///     front streams as it arrives (``HitFront``), whose end a reader must be able to tell from a cut.
+    ///     front streams as it arrives (``ConnectionFront``), whose end a reader must be able to tell from a cut.
     func writeHead(closing: Bool, chunked: Bool = false, into buffer: inout ByteBuffer) {
         if status == .ok {
             buffer.writeStaticString("HTTP/1.1 200 OK\r\n")

@@ -36,8 +36,8 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler, Parki
 
     private let components: ServerComponents
     private let connection: ConnectionGuard
-    /// The connection's ``HitFront``, told of every answer's end written here (each answers a request it handed on).
-    private let front: HitFront?
+    /// The connection's ``ConnectionFront``, told of every answer's end written here (each answers a request it handed on).
+    private let front: ConnectionFront?
     private var reading = Reading.idle
     /// Requests handed to Hummingbird whose response has not ended.
     private var forwarded = 0
@@ -58,8 +58,8 @@ final class HitPathHandler: ChannelDuplexHandler, RemovableChannelHandler, Parki
     /// - Parameters:
     ///   - components: the server's cache and configuration.
     ///   - connection: the connection's guard, told of every answer sent here.
-    ///   - front: the connection's ``HitFront``, if it has one.
-    init(components: ServerComponents, connection: ConnectionGuard, front: HitFront? = nil) {
+    ///   - front: the connection's ``ConnectionFront``, if it has one.
+    init(components: ServerComponents, connection: ConnectionGuard, front: ConnectionFront? = nil) {
         self.components = components
         self.connection = connection
         self.front = front

@@ -1,7 +1,7 @@
 import HTTPTypes
 import NIOCore
 
-/// Reads one HTTP/1.1 request head straight from a connection's bytes, for ``HitFront``: the few requests the hit
+/// Reads one HTTP/1.1 request head straight from a connection's bytes, for ``ConnectionFront``: the few requests the hit
 /// path answers (GET, HEAD and OPTIONS with no body) in the strict form every client sends, and nothing else.
 ///
 /// It is stricter than the HTTP/1 decoder behind it, never more lenient: whatever it does not recognise whole

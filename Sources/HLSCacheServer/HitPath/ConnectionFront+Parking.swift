@@ -1,8 +1,8 @@
 import NIOCore
 import SegmentCache
 
-/// LL-HLS blocking reloads parked in ``HitFront``, before the decoder, while the fill they would join is in flight.
-extension HitFront {
+/// LL-HLS blocking reloads parked in ``ConnectionFront``, before the decoder, while the fill they would join is in flight.
+extension ConnectionFront {
     /// Parks an LL-HLS blocking reload whose fill is in flight, when nothing follows it: it waits here, before the
     /// decoder, and its answer once the fill ends is a hit written as bytes like any other of ours. It goes on to the
     /// decoder when the fill's end brings no hit, or when anything comes first (more bytes, a graceful shutdown).
@@ -70,7 +70,7 @@ extension HitFront {
     }
 }
 
-/// A request parked in a ``HitFront`` (``HitFront/park(_:_:head:context:)``), with its head's bytes, for the decoder
+/// A request parked in a ``ConnectionFront`` (``ConnectionFront/park(_:_:head:context:)``), with its head's bytes, for the decoder
 /// should it go on after all. A class: every request looks at whether one is parked, and an optional reference is
 /// tested without copying what it holds.
 final class ParkedRequest {

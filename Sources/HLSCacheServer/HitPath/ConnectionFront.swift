@@ -1,11 +1,13 @@
 import NIOCore
 import SegmentCache
 
-/// Answers fresh hits straight from a connection's bytes, before the HTTP/1 decoder: the request head is read by
+/// The front of each HTTP/1 connection: reads its requests straight from the bytes, before the HTTP/1 decoder, and
+/// answers the proxied objects it can (fresh hits, misses with nothing behind them, parked LL-HLS reloads); the rest
+/// goes on to the decoder and the responder. Fresh hits: the request head is read by
 /// ``RequestHeadScanner``, planned by the same ``Answer`` builders as every answer, and its head and body leave as
 /// one write of bytes (``Answer/writeHead(closing:chunked:into:)``), with no decoding into HTTP/1 parts, no encoder
 /// and no pipeline walk. A miss whose fill it starts, with nothing pipelined behind it, is answered here too
-/// (`HitFront+Misses`), as is an LL-HLS blocking reload parked on a fill in flight (`HitFront+Parking`). It sits
+/// (`ConnectionFront+Misses`), as is an LL-HLS blocking reload parked on a fill in flight (`ConnectionFront+Parking`). It sits
 /// behind ``ConnectionGuard``, which installs it, and in front of Hummingbird's decoder, which the guard sets up only
 /// when the front first hands something on (``ConnectionGuard/installResponder()``): a connection whose requests are
 /// all answered here never has one.
@@ -19,7 +21,7 @@ import SegmentCache
 /// unusual), every byte for the rest of the connection. While an answer of ours is being written and the socket is
 /// not writable, the requests after it wait and reads are held; a half-close and a graceful-shutdown quiesce wait
 /// for our answers.
-final class HitFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushed, ParkingHandler {
+final class ConnectionFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushed, ParkingHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
     typealias OutboundIn = IOData

@@ -1,7 +1,7 @@
 import NIOCore
 import SegmentCache
 
-/// The misses ``HitFront`` answers itself: a request for an origin object that is not cached, whose fill the front
+/// The misses ``ConnectionFront`` answers itself: a request for an origin object that is not cached, whose fill the front
 /// has just started, with nothing pipelined behind it.
 ///
 /// The answer is the responder's plan (``Answer/origin(_:record:components:)``), made on a task that prefers the
@@ -14,7 +14,7 @@ import SegmentCache
 /// Meanwhile the requests after it wait in the front's unread bytes and its reads are held; a half-close and a
 /// graceful shutdown's quiesce wait for its end. Neither Hummingbird's decoder nor its responder sees the request:
 /// what they would add to the miss's first byte is measured in `bench/PROFILES.md`.
-extension HitFront {
+extension ConnectionFront {
     /// Answers `request`, resolved to `resolved`, from the cache's verdict this front looked up just now.
     func takeMiss(
         _ request: ExchangeRequest, resolved: RequestResolution.ProxiedObject,

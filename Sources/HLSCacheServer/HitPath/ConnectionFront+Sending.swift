@@ -1,8 +1,8 @@
 import NIOCore
 
-/// How ``HitFront`` writes its answers: heads as bytes with small bodies inlined, file regions corked behind their
+/// How ``ConnectionFront`` writes its answers: heads as bytes with small bodies inlined, file regions corked behind their
 /// head, one flush at the end of the event loop's round.
-extension HitFront {
+extension ConnectionFront {
     /// Writes an answer as bytes: the head, with a small body in the same buffer; a larger one or a file region
     /// after it. Finishes its access record once the last byte is written or the connection fails. The caller
     /// flushes.
