@@ -162,6 +162,9 @@ final class LogOutput: Sendable {
         return number
     }
 
+    // Not inlined into the writer thread's endless loop: inlined there, the optimizer's loop-invariant code motion
+    // took over twenty minutes on it (a release build of the server).
+    @inline(never)
     private func writeAll(_ bytes: [UInt8]) {
         let descriptor: CInt
         switch destination {
