@@ -20,7 +20,8 @@ public struct HLSCacheCommand: AsyncParsableCommand {
         var arguments = Array(CommandLine.arguments.dropFirst())
         if arguments.first == "serve" {
             arguments = EnvironmentOption.merged(
-                arguments, options: ServeCommand.environmentOptions, environment: ProcessInfo.processInfo.environment)
+                arguments, options: ServeCommand.environmentOptions(given: arguments),
+                environment: ProcessInfo.processInfo.environment)
         }
         if arguments.first == "prefetch" {
             // Not HLSCACHE_CACHE_DIR: --cache-dir chooses where prefetch writes; the variable is its default.

@@ -32,6 +32,20 @@ struct ServeCommand: AsyncParsableCommand {
             .value("fleet-token"), .value("parent"),
         ]
 
+    /// ``environmentOptions`` less the variables of options `arguments` give under another name: an old spelling on
+    /// the command line (`--prefetch`) wins over the new name's variable (`HLSCACHE_READ_AHEAD`), as the command line
+    /// wins over every variable.
+    static func environmentOptions(given arguments: [String]) -> [EnvironmentOption] {
+        let aliases: [(given: String, covers: EnvironmentOption)] = [
+            ("--prefetch", .value("read-ahead")), ("--prefetch-concurrency", .value("read-ahead-concurrency")),
+            ("--read-ahead", .value("prefetch")), ("--read-ahead-concurrency", .value("prefetch-concurrency")),
+        ]
+        let covered = aliases.filter { alias in
+            arguments.contains { $0 == alias.given || $0.hasPrefix(alias.given + "=") }
+        }.map(\.covers)
+        return environmentOptions.filter { !covered.contains($0) }
+    }
+
     @Option(help: "Address to listen on.")
     var host = "127.0.0.1"
 
@@ -254,7 +268,7 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         let invocation = try ServeInvocation(command: self)
         let configuration = invocation.configuration
-        LoggingSystem.bootstrap { _ in invocation.logger().handler }
+        LoggingSystem.bootstrap { label in invocation.logHandler(label: label) }
         let logger = invocation.logger()
         for line in invocation.warnings { logger.warning("deprecated option", metadata: ["reason": "\(line)"]) }
         let server: HLSCacheServer

@@ -34,15 +34,19 @@ public struct ServeInvocation: Sendable {
     /// - Parameter lines: where lines go (whole ones, in batches, from a thread of the log's own); standard output
     ///   when `nil`.
     public func logger(lines: (@Sendable ([UInt8]) -> Void)? = nil) -> Logger {
-        let format = configuration.logFormat
-        let level = logLevel
-        return Logger(label: "hlscache") { label in
-            var handler =
-                lines.map { LineLogHandler(label: label, format: format, lines: $0) }
-                ?? LineLogHandler(label: label, format: format)
-            handler.logLevel = level
-            return handler
-        }
+        Logger(label: "hlscache") { label in logHandler(label: label, lines: lines) }
+    }
+
+    /// The handler of a logger labelled `label` (the process's logging system gets it for every label).
+    /// - Parameters:
+    ///   - label: the logger's label (written in JSON lines as `logger`).
+    ///   - lines: where lines go; standard output when `nil`.
+    public func logHandler(label: String, lines: (@Sendable ([UInt8]) -> Void)? = nil) -> LineLogHandler {
+        var handler =
+            lines.map { LineLogHandler(label: label, format: configuration.logFormat, lines: $0) }
+            ?? LineLogHandler(label: label, format: configuration.logFormat)
+        handler.logLevel = logLevel
+        return handler
     }
 }
 

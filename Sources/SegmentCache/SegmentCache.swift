@@ -178,12 +178,15 @@ public final class SegmentCache: Sendable {
             return .hit(hit)
         }
         let digest = EntryDigest(key)
+        // An entry another process published (a shared directory, an index not rescanned yet) counts as stored too:
+        // the caller's grace may answer from it.
+        let mayBeStored = !refreshingStored && mayHaveFile(digest)
         let decided: Decided
         do throws(CacheError) {
             decided = try withState { (state) throws(CacheError) -> Decided in
                 guard !state.isClosed else { throw CacheError.closed(key: key) }
                 // Before joining: a refresh in flight of an entry the caller decides about is the caller's too.
-                if !refreshingStored, state.index.contains(digest) { return .stored }
+                if !refreshingStored, mayBeStored || state.index.contains(digest) { return .stored }
                 if let flight = state.flights[digest] { return .joined(flight) }
                 guard state.flights.count < configuration.maxFills else {
                     throw CacheError.tooManyFills(key: key, limit: configuration.maxFills)

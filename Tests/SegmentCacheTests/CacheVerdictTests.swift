@@ -258,4 +258,25 @@ struct CacheVerdictTests {
             #expect(origin.fetchCount(for: key) == 2)
         }
     }
+
+    @Test("an expired entry another instance published is the caller's too, though this instance's index lacks it")
+    func anotherInstancesExpiredEntryIsTheCallers() async throws {
+        let directory = CacheDirectory()
+        defer { directory.remove() }
+        let key = PatternOrigin.key(15)
+        let origin = FakeOrigin()
+        origin.setBehaviour(FakeOrigin.Behaviour(expiry: Date(timeIntervalSinceNow: -10)), for: key.url)
+        let cache = try SegmentCache(configuration: directory.configuration(), source: FakeOrigin())
+        let other = try SegmentCache(configuration: directory.configuration(), source: origin)
+        _ = try await other.fetch(key).body.collect()
+        #expect(try await eventually { other.statistics.publishedFills == 1 })
+        guard case .stored = try lookUpAtOnce(cache, key) else {
+            Issue.record("an expired entry on disk is left to the caller's grace, not refreshed over")
+            await other.close()
+            await cache.close()
+            return
+        }
+        await other.close()
+        await cache.close()
+    }
 }

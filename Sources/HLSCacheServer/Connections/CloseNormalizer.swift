@@ -33,9 +33,9 @@ final class CloseNormalizer: ChannelDuplexHandler, RemovableChannelHandler {
         let hosts = head.headers[canonicalForm: "host"].count
         let invalidHost = hosts > 1 || (hosts == 0 && (head.version.major, head.version.minor) >= (1, 1))
         var closes = ClosingRule.closes(
-            isHTTP10: head.version.major == 1 && head.version.minor == 0,
-            tokens: ClosingRule.Tokens(fieldValues: head.headers["connection"]), isConnect: head.method == .CONNECT,
-            upgrades: head.headers.contains(name: "upgrade"))
+            major: head.version.major, minor: head.version.minor,
+            tokens: ClosingRule.Tokens(fieldValues: head.headers["connection"] + head.headers["proxy-connection"]),
+            isConnect: head.method == .CONNECT, upgrades: head.headers.contains(name: "upgrade"))
         if invalidHost || head.headers.contains(name: Self.invalidHostField) {
             head.headers.remove(name: Self.invalidHostField)
             if invalidHost {

@@ -1,6 +1,8 @@
-/// The one rule for whether a connection closes once the answer to a request is written (RFC 9112 section 9.3):
-/// `close` among its `Connection` tokens, HTTP/1.0 without `keep-alive`, CONNECT, and an upgrade request (after
-/// which the HTTP/1 parser reads nothing more). ``ExchangeRequestFields`` asks it for every head the event loop
+/// The one rule for whether a connection closes once the answer to a request is written (RFC 9112 section 9.3), as
+/// the HTTP/1 parser (llhttp) decides it, since the parser reads nothing more after a request it takes for the last:
+/// CONNECT and an upgrade request close; HTTP/1.1 and later keep the connection unless `close` is among its
+/// `Connection` (or `Proxy-Connection`, which llhttp reads as `Connection`) tokens; anything else (HTTP/1.0, and
+/// the odd versions llhttp accepts, 0.9 and 2.0) closes unless `keep-alive` is among them. ``ExchangeRequestFields`` asks it for every head the event loop
 /// reads (from the connection's bytes or the decoder's head), ``CloseNormalizer`` for every head the decoder hands
 /// to the responder.
 enum ClosingRule {
@@ -43,11 +45,15 @@ enum ClosingRule {
 
     /// Whether the connection closes after the answer.
     /// - Parameters:
-    ///   - isHTTP10: the request is HTTP/1.0 (which keeps a connection only when it asks to).
-    ///   - tokens: its `Connection` tokens.
+    ///   - major: the request's HTTP major version.
+    ///   - minor: its minor version.
+    ///   - tokens: its `Connection` and `Proxy-Connection` tokens.
     ///   - isConnect: its method is CONNECT.
     ///   - upgrades: it has an `Upgrade` field.
-    static func closes(isHTTP10: Bool, tokens: Tokens, isConnect: Bool = false, upgrades: Bool = false) -> Bool {
-        tokens.close || isConnect || upgrades || (isHTTP10 && !tokens.keepAlive)
+    static func closes(major: Int, minor: Int, tokens: Tokens, isConnect: Bool = false, upgrades: Bool = false) -> Bool
+    {
+        if isConnect || upgrades { return true }
+        if major > 0 && minor > 0 { return tokens.close }
+        return !tokens.keepAlive
     }
 }

@@ -53,7 +53,11 @@ final class ResolutionMemo: @unchecked Sendable {
     /// What this thread remembers of `request`'s target, or learns of it now; for a request that is not remembered
     /// (a range, `Via`, a read-ahead), a fresh record that nothing keeps.
     static func remembered(_ request: ExchangeRequest, components: ServerComponents) -> RememberedTarget {
-        let memorable = request.range == nil && request.via == nil && request.readAhead == nil
+        // Targets past the server's limit are refused (414) and never kept: the responder may hand on targets of up
+        // to the decoder's limit, and a memo of them would hold a thousand of those per thread.
+        let memorable =
+            request.range == nil && request.via == nil && request.readAhead == nil
+            && request.target.utf8.count <= components.configuration.maxRequestTargetLength
         guard memorable else { return RememberedTarget(resolution: resolve(request, components)) }
         let memo: ResolutionMemo
         if let existing = memos.currentValue, existing.owner == components.identity {

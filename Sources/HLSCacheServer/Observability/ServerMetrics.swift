@@ -41,8 +41,9 @@ final class ServerMetrics: Sendable {
     /// `hlscache_kept_hits_total`: event-loop hits answered again from the hit their thread kept for the target
     /// (``KeptHit``), with no lookup (also counted in `hlscache_event_loop_hits_total`).
     private let keptHits: CoreMetrics.Counter
-    /// `hlscache_front_misses_total`: misses answered by the front that started their fill, without the HTTP/1
-    /// decoder and the responder (whatever the answer: the object, or the origin's failure).
+    /// `hlscache_front_misses_total`: requests for objects the cache holds no entry of that the front answered from
+    /// the cache's verdict (a fill it started or joined, an entry published meanwhile, a refusal past `--max-fills`),
+    /// without the HTTP/1 decoder and the responder (whatever the answer: the object, or the origin's failure).
     private let frontMisses: CoreMetrics.Counter
     /// `hlscache_responder_connections_total`: connections that needed Hummingbird's HTTP/1 handling (a request the
     /// front did not answer itself); the front's connections never set it up.

@@ -37,9 +37,15 @@ struct ExchangeRequestFields {
         case 21 where Self.equal(name, "x-hlscache-read-ahead"): Self.join(&readAhead, value)
         case 30 where Self.equal(name, "access-control-request-headers"): Self.join(&requestHeaders, value)
         // llhttp reads `Proxy-Connection` as `Connection`.
+        case 16 where Self.equal(name, "proxy-connection"):
+            // llhttp reads it as `Connection`: from the bytes, the decoder's to read; from its head, its tokens count.
+            guard !fromBytes else { return false }
+            for token in Self.tokens(value) {
+                if Self.equal(token, "upgrade") { return false }
+                connection.add(token)
+            }
         case 6 where fromBytes && Self.equal(name, "expect"),
             14 where fromBytes && Self.equal(name, "content-length"),
-            16 where fromBytes && Self.equal(name, "proxy-connection"),
             17 where fromBytes && Self.equal(name, "transfer-encoding"):
             return false
         default: break
@@ -54,7 +60,7 @@ struct ExchangeRequestFields {
         return ExchangeRequest(
             method: method, target: target, origin: origin, range: range, via: via,
             accessControlRequestHeaders: requestHeaders, readAhead: readAhead,
-            closes: ClosingRule.closes(isHTTP10: false, tokens: connection))
+            closes: ClosingRule.closes(major: 1, minor: 1, tokens: connection))
     }
 
     /// A repeated field's values, joined as the decoder's path and HTTP types join them (`, `).

@@ -62,4 +62,20 @@ struct ResolutionMemoTests {
         }
         #expect(status == .methodNotAllowed)
     }
+
+    @Test("a target past the server's length limit is resolved (refused) but never kept")
+    func longTargetsAreNotKept() throws {
+        let components = try RequestResolutionTests.components()
+        let long = "/o/https/cdn.test/" + String(repeating: "a", count: components.configuration.maxRequestTargetLength)
+        let first = ResolutionMemo.remembered(Self.request(long), components: components)
+        let again = ResolutionMemo.remembered(Self.request(long), components: components)
+        #expect(first !== again, "a long target was kept")
+        guard case .refused(let status, _) = first.resolution else {
+            Issue.record("a long target is refused")
+            return
+        }
+        #expect(status == .uriTooLong)
+        let short = ResolutionMemo.remembered(Self.request("/o/https/cdn.test/b.ts"), components: components)
+        #expect(short === ResolutionMemo.remembered(Self.request("/o/https/cdn.test/b.ts"), components: components))
+    }
 }

@@ -1,8 +1,9 @@
-import HLSCacheCommands
 import HLSCacheServer
 import OriginCache
 import OriginClient
 import Testing
+
+@testable import HLSCacheCommands
 
 /// `serve`'s arguments as the command line parses them (``ServeInvocation``): the fill rules land in the one fill
 /// configuration, read-ahead's old spellings still work with a warning, and bad values are refused with the flag named.
@@ -75,5 +76,22 @@ struct ServeArgumentsTests {
             #expect(server.log.contains("deprecated option"), "\(server.log)")
             #expect(server.log.contains("use --read-ahead"))
         }
+    }
+
+    @Test("an old spelling on the command line wins over the new name's variable, as the command line wins over any")
+    func oldSpellingOnTheCommandLineWinsOverTheVariable() throws {
+        let given = ["--prefetch", "0"]
+        let merged = EnvironmentOption.merged(
+            given, options: ServeCommand.environmentOptions(given: given),
+            environment: ["HLSCACHE_READ_AHEAD": "4", "HLSCACHE_READ_AHEAD_CONCURRENCY": "3"])
+        let invocation = try ServeInvocation(arguments: merged)
+        #expect(invocation.configuration.readAheadCount == 0)
+        #expect(invocation.configuration.readAheadConcurrency == 3)
+        let newName = ["--read-ahead", "5"]
+        let fromOld = EnvironmentOption.merged(
+            newName, options: ServeCommand.environmentOptions(given: newName),
+            environment: ["HLSCACHE_PREFETCH": "1"])
+        #expect(try ServeInvocation(arguments: fromOld).configuration.readAheadCount == 5)
+        #expect(try ServeInvocation(arguments: fromOld).warnings.isEmpty)
     }
 }
