@@ -13,32 +13,8 @@ public final class ServerProcess: Sendable {
     /// The process.
     public var process: SpawnedProcess { child.process }
 
-    /// `http://127.0.0.1:<port><path>`.
-    public func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
-
-    /// The proxied URL of an origin URL, in the forward form.
-    public func proxied(_ origin: String) -> String {
-        let rest = origin.replacingOccurrences(of: "://", with: "/")
-        return url("/o/" + rest)
-    }
-
     /// Everything the server logged so far (standard output and error).
     public var log: String { child.output }
-
-    /// Everything the server logged before now: lines are written in order by a thread of the server's own, so this
-    /// asks for a path no one else asks for (forward mode: answered 404) and waits for its access line.
-    /// - Throws: when the mark's line does not appear within 10 s.
-    public func settledLog() async throws -> String {
-        let mark = "/log-mark-" + UUID().uuidString
-        _ = try await TestHTTP.get(url(mark))
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            let text = log
-            if text.contains("path=" + mark) { return text }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        throw ServerProcessError.didNotStart("the log never showed \(mark):\n\(log.suffix(2000))")
-    }
 
     /// The `hlscache` binary built beside the test bundle.
     public static var binary: URL {
@@ -126,13 +102,6 @@ public final class ServerProcess: Sendable {
         let fields = stat.split(separator: ")").last?.split(separator: " ") ?? []
         guard fields.count > 12, let user = Int(fields[11]), let system = Int(fields[12]) else { return 0 }
         return user + system
-    }
-
-    /// The value of one line of `/metrics`, such as `hlscache_playlist_renders_total`, or 0.
-    public func metric(_ name: String) async throws -> Double {
-        let text = try await TestHTTP.get(url("/metrics")).text
-        let line = text.split(separator: "\n").first { $0.hasPrefix(name + " ") }
-        return line.flatMap { Double($0.split(separator: " ").last ?? "") } ?? 0
     }
 
     /// Sends SIGTERM and waits for the exit, off the concurrency pool.

@@ -10,17 +10,10 @@ public func withServerProcess<T: Sendable>(
     arguments: [String] = [], environment: [String: String] = [:], openFileLimit: Int? = nil,
     _ body: (ServerProcess, StreamOrigin) async throws -> T
 ) async throws -> T {
-    try await StreamOrigin.withRunning { origin in
-        let server = try await ServerProcess.start(
-            arguments: ["--allow-host", "127.0.0.1"] + arguments, environment: environment,
-            openFileLimit: openFileLimit)
-        do {
-            let result = try await body(server, origin)
-            await server.stop()
-            return result
-        } catch {
-            await server.stop()
-            throw error
-        }
-    }
+    try await withServerAndOrigin(
+        start: { _ in
+            try await ServerProcess.start(
+                arguments: ["--allow-host", "127.0.0.1"] + arguments, environment: environment,
+                openFileLimit: openFileLimit)
+        }, body)
 }

@@ -36,38 +36,8 @@ final class InProcessServer: RunningServer {
     /// The test process's.
     var processIdentifier: Int32 { getpid() }
 
-    /// `http://127.0.0.1:<port><path>`.
-    func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
-
-    /// The proxied URL of an origin URL, in the forward form.
-    func proxied(_ origin: String) -> String {
-        url("/o/" + origin.replacingOccurrences(of: "://", with: "/"))
-    }
-
     /// Everything the server logged so far (the lines its log's thread has handed over).
     var log: String { lines.text }
-
-    /// Everything the server logged before now: asks for a path no one else asks for (forward mode: answered 404)
-    /// and waits for its access line.
-    /// - Throws: when the mark's line does not appear within 10 s.
-    func settledLog() async throws -> String {
-        let mark = "/log-mark-" + UUID().uuidString
-        _ = try await TestHTTP.get(url(mark))
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            let text = log
-            if text.contains("path=" + mark) { return text }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        throw ServerProcessError.didNotStart("the log never showed \(mark):\n\(log.suffix(2000))")
-    }
-
-    /// The value of one line of `/metrics`, such as `hlscache_playlist_renders_total`, or 0.
-    func metric(_ name: String) async throws -> Double {
-        let text = try await TestHTTP.get(url("/metrics")).text
-        let line = text.split(separator: "\n").first { $0.hasPrefix(name + " ") }
-        return line.flatMap { Double($0.split(separator: " ").last ?? "") } ?? 0
-    }
 
     /// Starts the server and waits until it listens.
     /// - Parameters:
@@ -152,15 +122,6 @@ private final class LogLines: Sendable {
 func withServer<T: Sendable>(
     arguments: [String] = [], _ body: (InProcessServer, StreamOrigin) async throws -> T
 ) async throws -> T {
-    try await StreamOrigin.withRunning { origin in
-        let server = try await InProcessServer.start(arguments: ["--allow-host", "127.0.0.1"] + arguments)
-        do {
-            let result = try await body(server, origin)
-            await server.stop()
-            return result
-        } catch {
-            await server.stop()
-            throw error
-        }
-    }
+    try await withServerAndOrigin(
+        start: { _ in try await InProcessServer.start(arguments: ["--allow-host", "127.0.0.1"] + arguments) }, body)
 }
