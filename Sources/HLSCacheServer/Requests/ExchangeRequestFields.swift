@@ -30,20 +30,13 @@ struct ExchangeRequestFields {
         case 10 where Self.equal(name, "connection"):
             // llhttp reads a tab in it its own way: the decoder's to read.
             guard !fromBytes || !value.contains(UInt8(ascii: "\t")) else { return false }
-            for token in Self.tokens(value) {
-                if Self.equal(token, "upgrade") { return false }
-                connection.add(token)
-            }
+            return takeConnectionTokens(value)
         case 21 where Self.equal(name, "x-hlscache-read-ahead"): Self.join(&readAhead, value)
         case 30 where Self.equal(name, "access-control-request-headers"): Self.join(&requestHeaders, value)
-        // llhttp reads `Proxy-Connection` as `Connection`.
         case 16 where Self.equal(name, "proxy-connection"):
             // llhttp reads it as `Connection`: from the bytes, the decoder's to read; from its head, its tokens count.
             guard !fromBytes else { return false }
-            for token in Self.tokens(value) {
-                if Self.equal(token, "upgrade") { return false }
-                connection.add(token)
-            }
+            return takeConnectionTokens(value)
         case 6 where fromBytes && Self.equal(name, "expect"),
             14 where fromBytes && Self.equal(name, "content-length"),
             17 where fromBytes && Self.equal(name, "transfer-encoding"):
@@ -61,6 +54,16 @@ struct ExchangeRequestFields {
             method: method, target: target, origin: origin, range: range, via: via,
             accessControlRequestHeaders: requestHeaders, readAhead: readAhead,
             closes: ClosingRule.closes(major: 1, minor: 1, tokens: connection))
+    }
+
+    /// Takes the tokens of a `Connection` (or `Proxy-Connection`) value for ``ClosingRule``.
+    /// - Returns: `false` for an `upgrade` token: the request is the decoder's to read.
+    private mutating func takeConnectionTokens(_ value: UnsafeBufferPointer<UInt8>) -> Bool {
+        for token in Self.tokens(value) {
+            if Self.equal(token, "upgrade") { return false }
+            connection.add(token)
+        }
+        return true
     }
 
     /// A repeated field's values, joined as the decoder's path and HTTP types join them (`, `).
