@@ -74,7 +74,7 @@ struct ServeCommand: AsyncParsableCommand {
     var prefetchConcurrency: Int?
 
     /// What the deprecated spellings of `--read-ahead` and `--read-ahead-concurrency` (the names of the `prefetch`
-    /// command's job) deserve: a warning line each, logged at start.
+    /// command's job) and the retired `--no-event-loop-hits` deserve: a warning line each, logged at start.
     var deprecations: [String] {
         var lines: [String] = []
         if prefetch != nil {
@@ -84,6 +84,11 @@ struct ServeCommand: AsyncParsableCommand {
             lines.append(
                 "--prefetch-concurrency (HLSCACHE_PREFETCH_CONCURRENCY) is deprecated: use --read-ahead-concurrency "
                     + "(HLSCACHE_READ_AHEAD_CONCURRENCY)")
+        }
+        if noEventLoopHits {
+            lines.append(
+                "--no-event-loop-hits (HLSCACHE_NO_EVENT_LOOP_HITS) no longer does anything: every request a "
+                    + "connection's front reads is answered there")
         }
         return lines
     }
@@ -107,7 +112,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "In-memory tier for rewritten playlists and small hot objects, with a unit.")
     var memoryCacheSize = "64MB"
 
-    @Flag(help: "Answer every request through the async responder, hits too (no sendfile): for comparison.")
+    @Flag(help: .hidden)
     var noEventLoopHits = false
 
     @Option(
@@ -201,7 +206,6 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.readAheadCount = readAhead
         configuration.readAheadConcurrency = readAheadConcurrency
         configuration.memoryCacheBytes = Int(try OriginOptions.size(memoryCacheSize, "--memory-cache-size"))
-        configuration.eventLoopHits = !noEventLoopHits
         guard let affinity = ServerConfiguration.CPUAffinity(rawValue: cpuAffinity) else {
             throw ValidationError("--cpu-affinity must be auto or off")
         }

@@ -48,24 +48,24 @@ struct FrontMissTests {
     /// The body of `/slow.ts` and of the chunked answers.
     private static let slowBody = StreamOrigin.pattern(count: 300_000)
 
-    @Test("a miss the front started is answered there, whole and byte-exact; with --no-event-loop-hits, the responder")
+    @Test("a miss the front started is answered there, whole and byte-exact; on the decoder's connection, the responder")
     func frontAnswersTheMissItStarted() async throws {
         let origin = try Self.unheldOrigin()
         defer { origin.stop() }
         for frontAnswers in [true, false] {
-            let server = try await InProcessServer.start(
-                arguments: ["--allow-host", "127.0.0.1", "--read-ahead", "0"]
-                    + (frontAnswers ? [] : ["--no-event-loop-hits"]))
+            let server = try await InProcessServer.start(arguments: ["--allow-host", "127.0.0.1", "--read-ahead", "0"])
+            // `Proxy-Connection` is the decoder's to read: that connection's requests go to the responder.
+            let extra = frontAnswers ? [] : ["Proxy-Connection: keep-alive"]
             let target = "/o/http/127.0.0.1:\(origin.port)/slow.ts"
             let connection = try RawConnection(port: server.port, timeout: 20)
             let miss = try await offPool {
-                connection.send(RawConnection.request("GET", target))
+                connection.send(RawConnection.request("GET", target, extra: extra))
                 return try connection.readAnswer()
             }
             // Then, once the entry is published, a hit on the same connection.
             try await HitPathTests.waitForEntries(1, on: server)
             let hit = try await offPool {
-                connection.send(RawConnection.request("GET", target))
+                connection.send(RawConnection.request("GET", target, extra: extra))
                 return try connection.readAnswer()
             }
             let answers = [miss, hit]

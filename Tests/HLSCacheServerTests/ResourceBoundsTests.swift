@@ -101,7 +101,7 @@ struct ResourceBoundsTests {
             playlist: try await Self.hugePlaylist(), lastSegment: "699999.ts", eventLoopHits: true, arguments: [])
     }
 
-    @Test("with --no-event-loop-hits a rendering kept on disk is streamed by the responder, rendered once")
+    @Test("on a connection the decoder reads, a rendering kept on disk is streamed by the responder, rendered once")
     func renderingOnDiskThroughTheResponder() async throws {
         // A 64 KiB memory tier keeps no rendering over 4 KiB in memory: this 100-segment one goes to disk.
         var playlist = "#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXT-X-PLAYLIST-TYPE:VOD\n"
@@ -118,12 +118,13 @@ struct ResourceBoundsTests {
         try await origin.start()
         defer { origin.stop() }
         origin.set("/huge.m3u8", .body(playlist, contentType: "application/vnd.apple.mpegurl"))
-        let server = try await ServerProcess.start(
-            arguments: HardeningTests.loopback + arguments + (eventLoopHits ? [] : ["--no-event-loop-hits"]))
+        let server = try await ServerProcess.start(arguments: HardeningTests.loopback + arguments)
+        // `Proxy-Connection` is the decoder's to read: with it, the responder answers every request.
+        let fields = eventLoopHits ? [] : ["Proxy-Connection: keep-alive"]
         let url = server.proxied(origin.url("/huge.m3u8"))
         // Through curl into files, compared off the concurrency pool: tens of megabytes.
         let directory = ServerProcess.temporaryDirectory()
-        let first = try await TestHTTP.download(url, to: directory + "/0")
+        let first = try await TestHTTP.download(url, to: directory + "/0", headers: fields)
         #expect(first.status == 200)
         let ending = "/o/http/127.0.0.1:\(origin.port)/\(lastSegment)\n#EXT-X-ENDLIST\n"
         let endsRight = try await offPool {
@@ -142,7 +143,7 @@ struct ResourceBoundsTests {
             index += 1
             try #require(index <= 40, "no three hits in 40 requests")
             let copy = directory + "/\(index)"
-            let again = try await TestHTTP.download(url, to: copy)
+            let again = try await TestHTTP.download(url, to: copy, headers: fields)
             #expect(again.status == 200)
             let same = try await offPool { FileManager.default.contentsEqual(atPath: directory + "/0", andPath: copy) }
             #expect(same)

@@ -36,9 +36,6 @@ public struct ServerConfiguration: Sendable {
     public var logFormat: LogFormat = .text
     /// Bound of the in-memory tier (rewritten playlists and small hot objects), in bytes.
     public var memoryCacheBytes: Int = 64 << 20
-    /// Whether fresh hits are answered on the connection's event loop (`sendfile` for entry files, shared buffers
-    /// for the memory tier) rather than through the async responder.
-    public var eventLoopHits: Bool = true
     /// Whether each event loop and the origin-client thread its fetches go to are bound to one processor
     /// (`--cpu-affinity`; ``ThreadPlacement`` decides when `auto` binds).
     public var cpuAffinity: CPUAffinity = .auto

@@ -57,8 +57,8 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
 
     private let counter: ConnectionCounter
     private let timeouts: ConnectionTimeouts
-    /// The server's components when fresh hits are answered on the event loop (``HitPathHandler``).
-    private let hitPath: ServerComponents?
+    /// The server's components, for the connection's ``ConnectionFront``.
+    private let components: ServerComponents
     /// Hummingbird's handling, set up on demand.
     private let responder: ResponderPipeline
     private let metrics: ServerMetrics
@@ -67,8 +67,6 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
     /// The ``AnswerWatcher``'s place, behind the conversion to HTTP types, once the responder is set up: refusals are
     /// written there.
     private var httpContext: ChannelHandlerContext?
-    /// The connection's front, when the hit path is on.
-    private var front: ConnectionFront?
     /// Whether Hummingbird's handling is set up.
     private(set) var hasResponder = false
     private var counted = false
@@ -95,17 +93,16 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
     /// - Parameters:
     ///   - counter: the server's open-connection count.
     ///   - timeouts: the request-head, idle and send timeouts.
-    ///   - hitPath: the server's components, to answer fresh hits on the event loop; `nil`: every request goes to
-    ///     Hummingbird, set up at once.
+    ///   - components: the server's components, for the connection's front.
     ///   - responder: Hummingbird's handling, to set up when a request needs it.
     ///   - metrics: where connections that needed the responder are counted.
     init(
-        counter: ConnectionCounter, timeouts: ConnectionTimeouts, hitPath: ServerComponents?,
+        counter: ConnectionCounter, timeouts: ConnectionTimeouts, components: ServerComponents,
         responder: ResponderPipeline, metrics: ServerMetrics
     ) {
         self.counter = counter
         self.timeouts = timeouts
-        self.hitPath = hitPath
+        self.components = components
         self.responder = responder
         self.metrics = metrics
     }
@@ -117,29 +114,24 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
     static let writeBufferWaterMark = ChannelOptions.Types.WriteBufferWaterMark(low: 128 << 10, high: 256 << 10)
 
     /// Counts the connection, starts the request-head clock, sets the write-buffer water marks, and installs
-    /// ``ConnectionFront`` behind itself when the hit path is on; otherwise sets up the responder at once.
+    /// ``ConnectionFront`` behind itself.
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
         counted = true
         overLimit = counter.open.add(1, ordering: .relaxed).newValue > counter.limit
         try? context.channel.syncOptions?.setOption(
             ChannelOptions.writeBufferWaterMark, value: Self.writeBufferWaterMark)
-        if let hitPath {
-            let front = ConnectionFront(components: hitPath, connection: self)
-            self.front = front
-            do {
-                try context.pipeline.syncOperations.addHandler(front, position: .last)
-            } catch {
-                context.channel.close(promise: nil)
-            }
-        } else {
-            installResponder()
+        do {
+            try context.pipeline.syncOperations.addHandler(
+                ConnectionFront(components: components, connection: self), position: .last)
+        } catch {
+            context.channel.close(promise: nil)
         }
         arm(timeouts.requestHead, context: context)
     }
 
     /// Sets up Hummingbird's handling behind the front, once (``ResponderPipeline``): its HTTP/1 decoder and encoder,
-    /// ``HitPathHandler`` and ``CloseNormalizer`` after the decoder, ``AnswerWatcher`` after the conversion to HTTP
+    /// ``CloseNormalizer`` after the decoder, ``AnswerWatcher`` after the conversion to HTTP
     /// types, and the responder's task. The front calls it before it hands anything on.
     func installResponder() {
         guard !hasResponder, let context else { return }
@@ -153,10 +145,6 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
             try operations.addHandler(AnswerWatcher(guardHandler: self), position: .before(state))
             let decoder = try operations.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
             try operations.addHandler(CloseNormalizer(), position: .after(decoder))
-            if let hitPath {
-                try operations.addHandler(
-                    HitPathHandler(components: hitPath, connection: self, front: front), position: .after(decoder))
-            }
             responder.start(value, on: channel)
         } catch {
             context.channel.close(promise: nil)
@@ -199,7 +187,6 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
     func handlerRemoved(context: ChannelHandlerContext) {
         self.context = nil
         httpContext = nil
-        front = nil
         deadline = nil
         timer?.task.cancel()
         timer = nil

@@ -6,9 +6,14 @@ extension ConnectionFront {
     /// Writes an answer as bytes: the head, with a small body in the same buffer; a larger one or a file region
     /// after it. Finishes its access record once the last byte is written or the connection fails. The caller
     /// flushes.
+    /// - Parameters:
+    ///   - isHit: whether it is counted as a hit answered at once.
+    ///   - planned: whether it is a planned answer's, which the machine counted in flight when the plan ended.
     func send(
-        _ answer: Answer, body: ChannelBody, closing: Bool, context: ChannelHandlerContext, isHit: Bool = true
+        _ answer: Answer, body: ChannelBody, closing: Bool, context: ChannelHandlerContext, isHit: Bool = true,
+        planned: Bool = false
     ) {
+        if !planned { machine.answerWritten(closes: closing) }
         var inlined: ByteBuffer?
         var rest = body.data
         if case .byteBuffer(let buffer) = rest, buffer.readableBytes <= Self.inlineBodyLimit {
@@ -45,7 +50,7 @@ extension ConnectionFront {
         written.assumeIsolated().whenComplete { result in
             guard let answer = self.inFlight.popOldest() else { return }
             answer.finish(result, components: self.components)
-            if self.inFlight.count == 0 { self.finishedSending(context: context) }
+            if self.machine.answerCompleted() { self.answersDrained(context: context) }
             answer.tell(self.connection)
         }
     }

@@ -50,7 +50,6 @@ public struct HLSCacheServer: Sendable {
         let configuration = components.configuration
         let logger = components.logger
         let components = components
-        let hitPath = configuration.eventLoopHits
         let connections = Self.connectionCounter(configuration: configuration, logger: logger)
         let timeouts = ConnectionTimeouts(
             requestHead: TimeAmount(configuration.requestHeadTimeout), idle: TimeAmount(configuration.idleTimeout),
@@ -65,7 +64,7 @@ public struct HLSCacheServer: Sendable {
             initializeConnection: { channel in
                 try channel.pipeline.syncOperations.addHandler(
                     ConnectionGuard(
-                        counter: connections, timeouts: timeouts, hitPath: hitPath ? components : nil,
+                        counter: connections, timeouts: timeouts, components: components,
                         responder: responder, metrics: components.metrics))
             },
             host: configuration.host, port: configuration.port, backlog: 1024,

@@ -82,9 +82,10 @@ public enum TestHTTP {
     /// megabytes, which a debug build would otherwise copy an element at a time on a pool thread.
     /// - Returns: the status and the headers (names in lower case).
     public static func download(
-        _ url: String, to path: String
+        _ url: String, to path: String, headers: [String] = []
     ) async throws -> (status: Int, headers: [String: String]) {
-        let result = try await ChildProcess.run("/usr/bin/curl", ["-s", "-o", path, "-D", "-", url])
+        let fields = headers.flatMap { ["-H", $0] }
+        let result = try await ChildProcess.run("/usr/bin/curl", ["-s", "-o", path, "-D", "-"] + fields + [url])
         return head(result.output)
     }
 
