@@ -48,7 +48,8 @@ struct FrontMissTests {
     /// The body of `/slow.ts` and of the chunked answers.
     private static let slowBody = StreamOrigin.pattern(count: 300_000)
 
-    @Test("a miss the front started is answered there, whole and byte-exact; on the decoder's connection, the responder")
+    @Test(
+        "a miss the front started is answered there, whole and byte-exact; on the decoder's connection, the responder")
     func frontAnswersTheMissItStarted() async throws {
         let origin = try Self.unheldOrigin()
         defer { origin.stop() }

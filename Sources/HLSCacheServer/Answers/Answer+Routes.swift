@@ -79,7 +79,8 @@ extension Answer {
             components.ownReadAhead.enqueue([resolved.key])
             components.metrics.fleetReadAheadQueued()
             return .now(
-                Answer(.accepted, headers: [:], body: .none, length: 0, result: .bypass, record: record.naming(resolved)))
+                Answer(
+                    .accepted, headers: [:], body: .none, length: 0, result: .bypass, record: record.naming(resolved)))
         }
     }
 }

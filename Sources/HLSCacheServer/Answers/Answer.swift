@@ -4,9 +4,9 @@ import NIOCore
 import SegmentCache
 
 /// One request's answer, planned once: status, finished headers, body and the access record written when the body
-/// has been sent. Both writers send the same plan: the event-loop hit path (``ConnectionFront`` and ``HitPathHandler``, for
-/// bodies they can send at once, and ``ConnectionFront`` for the misses whose fill it starts, streamed) and the async
-/// responder (``ProxyResponder``, through ``Answer/response(components:)``, for everything).
+/// has been sent. Both writers send the same plan: the connection's front (``ConnectionFront``, as bytes: at once, or
+/// streamed as a fill brings it) for every request it reads, and the decoder's responder (``ProxyResponder``, through
+/// ``Answer/response(components:)``) for the requests of a connection the front handed over.
 ///
 /// The headers every answer carries are added here and nowhere else (``headers``): `X-Request-Id`, `X-Cache`,
 /// `Content-Length`, the CORS headers the request was granted, and a default `Cache-Control: no-store`. The writers

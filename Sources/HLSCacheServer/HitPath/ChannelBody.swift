@@ -1,7 +1,7 @@
 import HTTPTypes
 import NIOCore
 
-/// An answer's body as the event loop writes it (``HitPathHandler``, ``ConnectionFront``): a shared buffer, or a file
+/// An answer's body as ``ConnectionFront`` writes it: a shared buffer, or a file
 /// region sent with `sendfile` through a handle that borrows the answer's descriptor.
 struct ChannelBody {
     /// What to write after the head; `nil` for no body.
@@ -40,7 +40,7 @@ struct ChannelBody {
 
 }
 
-/// The answers an event-loop writer (``HitPathHandler``, ``ConnectionFront``) has written and whose last byte has not
+/// The answers ``ConnectionFront`` has written and whose last byte has not
 /// reached the wire yet, oldest first. A channel completes its writes in the order they were made, so each
 /// completion is the oldest answer's: the writer registers one callback per answer that captures only itself, and
 /// the answer waits here, not in the callback.

@@ -9,9 +9,8 @@ import NIOPosix
 /// playlists, flushing at the end of the round serves markedly more requests a second (`bench/PROFILES.md`). The
 /// latency added is the rest of the round, the time to answer the requests already read.
 ///
-/// ``HitPathHandler`` flushes each answer at once: the answers it sends in a row are those of parked LL-HLS reloads a
-/// fill woke together, where a client answered early is better than a burst at the end (deferring them made
-/// `llhls_fanout_last_ms` worse).
+/// A parked LL-HLS reload's answer, and a planned answer's, are flushed at once instead: the answers a fill wakes
+/// together are better sent early than in a burst at the end (deferring them made `llhls_fanout_last_ms` worse).
 enum EventLoopFlushes {
     /// The handlers waiting for their connection's flush. Each round belongs to one thread (it is thread-specific)
     /// and is only touched there, hence unchecked.

@@ -7,7 +7,7 @@ import NIOCore
 /// not full, it asks from its own place in the pipeline: NIO would ask from the pipeline's tail, through every
 /// handler (a few percent of a hit's CPU). Otherwise, and for the rest of the connection once the decoder reads it,
 /// it asks through the whole pipeline, so that every handler behind it may hold the read back: the responder's
-/// channel until its requests are taken, ``HitPathHandler`` while its answers wait for the socket. On a channel
+/// channel until its requests are taken. On a channel
 /// whose options cannot be set, `autoRead` stays on and the front only passes reads on.
 ///
 /// A read is held back while the front's own answers wait for the socket to drain (``read(context:holding:)``), and

@@ -32,7 +32,7 @@ extension HTTPDate {
     }
 
     /// The connection's own lines that every answer the hit path writes starts its end with: `Date` (now) and
-    /// `Server`, as ``Answer/responseHead(closing:)`` lists them.
+    /// `Server`, as ``ServerFields`` lists them.
     static var dateAndServerLines: ByteBuffer {
         let cached = threadDates.current(orMake: ThreadDate.init)
         cached.update()

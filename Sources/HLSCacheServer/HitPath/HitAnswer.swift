@@ -139,25 +139,9 @@ extension Answer {
 }
 
 extension Answer {
-    /// The answer's head for the HTTP/1 encoder, built straight from the answer (no conversion from HTTP types):
-    /// the answer's fields in order, then the connection's own (`Date`, `Server`, and `Connection: close` when
-    /// `closing`). For a request the decoder read, the encoder writes the head, so that it keeps pairing answers with
-    /// their requests (it sends no body to a HEAD request); ``writeHead(closing:chunked:into:)`` writes the same
-    /// head for a request the decoder never saw (``ConnectionFront``).
-    /// - Parameter closing: whether the connection closes after this answer.
-    func responseHead(closing: Bool) -> HTTPResponseHead {
-        var fields: [(String, String)] = []
-        fields.reserveCapacity(16)
-        forEachField { name, value in fields.append((name, value)) }
-        ServerFields.forEach { name, value in fields.append((name, value)) }
-        if closing { fields.append(("Connection", "close")) }
-        return HTTPResponseHead(
-            version: .http1_1,
-            status: HTTPResponseStatus(statusCode: status.code, reasonPhrase: status.reasonPhrase),
-            headers: HTTPHeaders(fields))
-    }
-
-    /// The bytes of ``responseHead(closing:)``, as the encoder writes them, appended to `buffer`; an answer with no
+    /// The answer's head as bytes, appended to `buffer`: its own fields, the fields every answer carries, then the
+    /// connection's (`Date`, `Server`, and `Connection: close` when `closing`), as NIO's encoder would write them
+    /// (`AnswerHeadBytesTests`). An answer with no
     /// `Content-Length` whose status allows a body says `Content-Length: 0` unless `chunked` (the encoder would
     /// announce a chunked body; every hit has its length, or is a 204, and a miss of unknown length is `chunked`).
     /// Fields made once (``MadeFields``) are copied as bytes; the fields every answer carries

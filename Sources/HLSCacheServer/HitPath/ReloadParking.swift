@@ -3,7 +3,7 @@ import OriginCache
 import SegmentCache
 
 /// How a connection parks LL-HLS blocking playlist reloads on its event loop, one at a time, while the fill they
-/// would join is in flight: ``ConnectionFront`` parks them before the HTTP/1 decoder, ``HitPathHandler`` after it. Each
+/// would join is in flight: ``ConnectionFront`` parks them. Each
 /// parking is numbered, so that the end of a fill an earlier one waited for wakes no later one; when the fill ends,
 /// ``fillEnded(_:resolved:since:batch:for:context:components:)`` says what the parked request gets.
 struct ReloadParking {

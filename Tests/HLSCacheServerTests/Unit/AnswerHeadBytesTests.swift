@@ -10,14 +10,23 @@ import Testing
 @testable import HLSCacheServer
 
 /// The writers of an answer's head agree: the bytes ``Answer/writeHead(closing:into:)`` writes for a request the
-/// decoder never saw are the bytes NIO's encoder writes for ``Answer/responseHead(closing:)`` and for the fields of
+/// decoder never saw are the bytes NIO's encoder writes for the answer's fields and for the fields of
 /// ``Answer/headers`` (what the responder sends), for every kind of answer, its own fields made once or listed, with
 /// each CORS grant.
 @Suite("Answer head bytes")
 struct AnswerHeadBytesTests {
-    /// What NIO's HTTP/1 encoder writes for the answer's head, without its `Date` line.
+    /// What NIO's HTTP/1 encoder writes for the answer's head, built from its fields in order and the connection's
+    /// own, without its `Date` line.
     static func encoded(_ answer: Answer, closing: Bool) throws -> String {
-        try encoded(answer.responseHead(closing: closing))
+        var fields: [(String, String)] = []
+        answer.forEachField { name, value in fields.append((name, value)) }
+        ServerFields.forEach { name, value in fields.append((name, value)) }
+        if closing { fields.append(("Connection", "close")) }
+        return try encoded(
+            HTTPResponseHead(
+                version: .http1_1,
+                status: HTTPResponseStatus(statusCode: answer.status.code, reasonPhrase: answer.status.reasonPhrase),
+                headers: HTTPHeaders(fields)))
     }
 
     /// The head Hummingbird's answer would have: ``Answer/headers`` (what the responder sends), then the
