@@ -49,13 +49,13 @@ struct FrontMissTests {
     private static let slowBody = StreamOrigin.pattern(count: 300_000)
 
     @Test(
-        "a miss the front started is answered there, whole and byte-exact; on the decoder's connection, the responder")
+        "a miss the front started is answered there, whole and byte-exact, on the decoder's connection too")
     func frontAnswersTheMissItStarted() async throws {
         let origin = try Self.unheldOrigin()
         defer { origin.stop() }
         for frontAnswers in [true, false] {
             let server = try await InProcessServer.start(arguments: ["--allow-host", "127.0.0.1", "--read-ahead", "0"])
-            // `Proxy-Connection` is the decoder's to read: that connection's requests go to the responder.
+            // `Proxy-Connection` is the decoder's to read: that connection's requests come to the front through it.
             let extra = frontAnswers ? [] : ["Proxy-Connection: keep-alive"]
             let target = "/o/http/127.0.0.1:\(origin.port)/slow.ts"
             let connection = try RawConnection(port: server.port, timeout: 20)
@@ -72,7 +72,8 @@ struct FrontMissTests {
             let answers = [miss, hit]
             #expect(answers.map { $0.headers["x-cache"] ?? "" } == ["MISS", "HIT"], "front: \(frontAnswers)")
             #expect(answers.allSatisfy { TestBytes.equal($0.body, Self.slowBody) }, "front: \(frontAnswers)")
-            #expect(try await server.metric("hlscache_front_misses_total") == (frontAnswers ? 1 : 0))
+            #expect(try await server.metric("hlscache_front_misses_total") == 1, "front: \(frontAnswers)")
+            #expect(try await server.metric("hlscache_responder_connections_total") == (frontAnswers ? 0 : 1))
             await server.stop()
         }
     }

@@ -1,6 +1,5 @@
 import Foundation
 import HTTPTypes
-import Hummingbird
 import Logging
 import NIOCore
 import OriginCache
@@ -22,17 +21,18 @@ struct AdminPurge {
         case prefix
     }
 
-    /// The largest form body read for the prefix.
-    static let maxBodyBytes = 16 << 10
-
     /// Checks the token and purges.
     /// - Parameters:
     ///   - target: what to remove.
-    ///   - request: the request (its `Authorization` header, its query and body).
+    ///   - authorization: the request's `Authorization` field.
+    ///   - query: its target's query.
+    ///   - body: its body, if any.
     ///   - record: the access record.
-    func answer(_ target: Target, request: Request, record: AccessRecord) async -> Answer {
+    func answer(
+        _ target: Target, authorization: String?, query: String, body: ByteBuffer?, record: AccessRecord
+    ) async -> Answer {
         let metrics = components.metrics
-        if let refusal = Self.refusal(authorization: request.headers[.authorization], record: record, components) {
+        if let refusal = Self.refusal(authorization: authorization, record: record, components) {
             metrics.purgeRequest(result: refusal.status == .unauthorized ? "unauthorized" : "forbidden")
             return refusal
         }
@@ -41,7 +41,7 @@ struct AdminPurge {
         case .url(let url):
             purged = purge(matching: { $0 == url }) { $0.purge(url: url) }
         case .prefix:
-            guard let prefix = await prefix(of: request) else {
+            guard let prefix = prefix(query: query, body: body) else {
                 metrics.purgeRequest(result: "invalid")
                 return Answer(
                     failure: .badRequest,
@@ -67,9 +67,9 @@ struct AdminPurge {
 
     /// The prefix asked for, as an origin URL: `prefix=` from the query, else from a form body, else the body
     /// itself; a proxy path (`/o/https/host/…`, or a reverse-mode path) is turned into the origin URL it stands for.
-    private func prefix(of request: Request) async -> String? {
-        var text = FormValue.value("prefix", in: request.uri.query ?? "")
-        if text == nil, let body = try? await request.body.collect(upTo: Self.maxBodyBytes) {
+    private func prefix(query: String, body: ByteBuffer?) -> String? {
+        var text = FormValue.value("prefix", in: query)
+        if text == nil, let body {
             let string = String(buffer: body).trimmingCharacters(in: .whitespacesAndNewlines)
             text = string.contains("=") ? FormValue.value("prefix", in: string) : (string.isEmpty ? nil : string)
         }

@@ -1,8 +1,5 @@
-import HTTPTypes
-import HummingbirdCore
 import NIOCore
 import NIOHTTP1
-import NIOHTTPTypes
 import Synchronization
 
 /// How many connections are open, across the server: shared by every connection's ``ConnectionGuard``.
@@ -29,52 +26,34 @@ struct ConnectionTimeouts: Sendable {
 }
 
 /// The first of each connection's handlers, installed as it is accepted: it counts the connection, runs its clocks,
-/// installs the event-loop front (``ConnectionFront``) behind itself, and sets up Hummingbird's HTTP/1 handling
-/// (``ResponderPipeline``) only when a request needs the responder (``installResponder()``). It hears of every
-/// answer, the front's and (through ``AnswerWatcher``, behind the conversion to HTTP types) Hummingbird's, and so
-/// decides when a connection is closed:
+/// installs the connection's ``ConnectionFront`` behind itself, and NIO's HTTP/1 decoder behind the front only when the
+/// front hands it the rest of the connection (``installDecoder(front:)``). It hears of every answer's start and end
+/// from the front, and so decides when a connection is closed:
 ///
 /// - **Timeouts.** A connection must send a complete request head within ``ConnectionTimeouts/requestHead`` of
 ///   opening or of the first byte of a request (a slowloris is closed), and may stay idle between requests for
 ///   ``ConnectionTimeouts/idle``. While an answer is being sent no timer runs, except when the client stops
 ///   reading: a socket that stays unwritable for ``ConnectionTimeouts/send`` is closed (a player that reads
 ///   slowly resets that clock with every write that drains).
-/// - **Closing answers.** After the answer to a request that asked to close (`Connection: close`, HTTP/1.0 without
-///   keep-alive; ``CloseNormalizer`` makes both explicit) the connection is closed once the answer is written.
-/// - **CONNECT** gets a complete `405` once earlier answers are written, and the connection closes: the HTTP parser
-///   stops after it, so nothing else could be read from the connection.
-/// - **The connection cap.** Beyond ``ConnectionCounter/limit`` open connections, the first request gets `503`
-///   and the connection closes.
+/// - **Closing answers.** After the answer to a request that asked to close (``ClosingRule``) the connection is
+///   closed once the answer is written.
+/// - **The connection cap.** Beyond ``ConnectionCounter/limit`` open connections, ``overLimit``: the front answers
+///   each request with `503`, and the connection closes.
 final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
-
-    /// A refusal waiting for earlier answers of the connection to be written.
-    private struct Refusal {
-        var status: HTTPResponse.Status
-        var reason: String
-    }
 
     private let counter: ConnectionCounter
     private let timeouts: ConnectionTimeouts
     /// The server's components, for the connection's ``ConnectionFront``.
     private let components: ServerComponents
-    /// Hummingbird's handling, set up on demand.
-    private let responder: ResponderPipeline
-    private let metrics: ServerMetrics
     /// The guard's own place, first in the pipeline.
     private var context: ChannelHandlerContext?
-    /// The ``AnswerWatcher``'s place, behind the conversion to HTTP types, once the responder is set up: refusals are
-    /// written there.
-    private var httpContext: ChannelHandlerContext?
-    /// Whether Hummingbird's handling is set up.
-    private(set) var hasResponder = false
+    /// Whether the HTTP/1 decoder is set up.
+    private(set) var hasDecoder = false
     private var counted = false
-    private var overLimit = false
-    /// Set once a refusal is decided: later request parts are dropped.
-    private var refusal: Refusal?
-    /// Whether the refusal has been written (several answers may finish after the last was written).
-    private var refusalSent = false
+    /// Whether the connection is over the cap: its requests are refused.
+    private(set) var overLimit = false
     /// For each request whose answer has not been written: whether the connection closes after it.
     private var closeAfter: [Bool] = []
     /// Answers whose end has been written but is not on the wire yet (pipelined answers finish one after another):
@@ -93,23 +72,16 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
     /// - Parameters:
     ///   - counter: the server's open-connection count.
     ///   - timeouts: the request-head, idle and send timeouts.
-    ///   - components: the server's components, for the connection's front.
-    ///   - responder: Hummingbird's handling, to set up when a request needs it.
-    ///   - metrics: where connections that needed the responder are counted.
-    init(
-        counter: ConnectionCounter, timeouts: ConnectionTimeouts, components: ServerComponents,
-        responder: ResponderPipeline, metrics: ServerMetrics
-    ) {
+    ///   - components: the server's components, for the connection's front (and its counters).
+    init(counter: ConnectionCounter, timeouts: ConnectionTimeouts, components: ServerComponents) {
         self.counter = counter
         self.timeouts = timeouts
         self.components = components
-        self.responder = responder
-        self.metrics = metrics
     }
 
     /// The connection's write-buffer water marks: an answer of up to 256 KiB (a playlist, a segment part, a
     /// 100 KiB segment) goes out without the channel turning unwritable and back, which costs every handler an
-    /// event, the responder's writer a lock and this guard a send timer, per answer (NIO's 32/64 KiB made
+    /// event and this guard a send timer, per answer (NIO's 32/64 KiB made
     /// 100 KiB hits measurably slower). A streamed answer holds at most this much more before it waits.
     static let writeBufferWaterMark = ChannelOptions.Types.WriteBufferWaterMark(low: 128 << 10, high: 256 << 10)
 
@@ -130,47 +102,39 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
         arm(timeouts.requestHead, context: context)
     }
 
-    /// Sets up Hummingbird's handling behind the front, once (``ResponderPipeline``): its HTTP/1 decoder and encoder,
-    /// ``CloseNormalizer`` after the decoder, ``AnswerWatcher`` after the conversion to HTTP
-    /// types, and the responder's task. The front calls it before it hands anything on.
-    func installResponder() {
-        guard !hasResponder, let context else { return }
-        hasResponder = true
-        metrics.responderConnection()
+    /// Sets up NIO's HTTP/1 decoder behind the front, once, with ``DecodedRequests`` behind it to give the front
+    /// what it reads. The front calls it before it hands its first bytes on.
+    func installDecoder(front: ConnectionFront) {
+        guard !hasDecoder, let context else { return }
+        hasDecoder = true
+        components.metrics.responderConnection()
         do {
-            let channel = context.channel
-            let value = try responder.setUp(on: channel)
             let operations = context.pipeline.syncOperations
-            let state = try operations.handler(type: HTTPConnectionStateHandler.self)
-            try operations.addHandler(AnswerWatcher(guardHandler: self), position: .before(state))
-            let decoder = try operations.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
-            try operations.addHandler(CloseNormalizer(), position: .after(decoder))
-            responder.start(value, on: channel)
+            try operations.addHandler(
+                ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)), position: .last)
+            try operations.addHandler(DecodedRequests(front: front), position: .last)
         } catch {
             context.channel.close(promise: nil)
         }
     }
 
-    /// Whether the hit path may answer the request just read: not while the connection is being refused.
-    var admitsEventLoopAnswer: Bool { refusal == nil && !overLimit }
-
-    /// The hit path answers a request: the clocks stop as for any complete head, and the answer takes its place
-    /// among the connection's answers (a refusal waits for it; `closing`: the connection closes after it).
+    /// The front answers a request: the clocks stop as for any complete head, and the answer takes its place among
+    /// the connection's answers (`closing`: the connection closes after it).
     func eventLoopAnswerStarted(closing: Bool) {
         headStarted = false
         deadline = nil
         closeAfter.append(closing)
     }
 
-    /// The hit path hands a request it had taken (``eventLoopAnswerStarted(closing:)``) to Hummingbird after all:
-    /// its place goes, since the request now passes here.
+    /// The front gives up the answer it started last (``eventLoopAnswerStarted(closing:)``): a parked request that is
+    /// planned instead (and starts again), or a connection that closes with no answer.
     func eventLoopAnswerAbandoned() {
         if !closeAfter.isEmpty { closeAfter.removeLast() }
     }
 
-    /// The hit path has written its answer's end. As for Hummingbird's answers, its place is taken now, in the order
-    /// the ends are written; the hit path calls ``eventLoopAnswerWritten(closing:)`` with what this returns once the
-    /// end is on the wire (or failed), and the connection closes or the next clock starts then.
+    /// The front has written an answer's end: its place is taken now, in the order the ends are written; the front
+    /// calls ``eventLoopAnswerWritten(closing:)`` with what this returns once the end is on the wire (or failed), and
+    /// the connection closes or the next clock starts then.
     /// - Returns: whether the connection closes after this answer; `nil` when the answer was not counted.
     func eventLoopAnswerEnded() -> Bool? {
         guard !closeAfter.isEmpty, context != nil else { return nil }
@@ -178,7 +142,7 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
         return closeAfter.removeFirst()
     }
 
-    /// An answer of the hit path is written (or failed); `closing` is what ``eventLoopAnswerEnded()`` returned.
+    /// An answer of the front is written (or failed); `closing` is what ``eventLoopAnswerEnded()`` returned.
     func eventLoopAnswerWritten(closing: Bool?) {
         guard let closing, let context else { return }
         answerWritten(closing: closing, context: context)
@@ -186,7 +150,6 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
 
     func handlerRemoved(context: ChannelHandlerContext) {
         self.context = nil
-        httpContext = nil
         deadline = nil
         timer?.task.cancel()
         timer = nil
@@ -200,65 +163,20 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
 
     /// Bytes arrived: the first of a request starts the request-head clock (once earlier answers are written).
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if !headStarted, refusal == nil {
+        if !headStarted {
             headStarted = true
             if closeAfter.isEmpty { arm(timeouts.requestHead, context: context) }
         }
         context.fireChannelRead(data)
     }
 
-    /// A request part has been decoded for the responder (``AnswerWatcher``'s `context`): a head stops the clocks
-    /// and takes its place among the connection's answers, or is refused.
-    func requestPartRead(_ part: HTTPRequestPart, _ data: NIOAny, context: ChannelHandlerContext) {
-        httpContext = context
-        guard refusal == nil else { return }
-        guard case .head(let head) = part else {
-            context.fireChannelRead(data)
-            return
-        }
-        headStarted = false
-        deadline = nil
-        if overLimit {
-            refuse(.serviceUnavailable, "hlscache is serving its maximum number of connections; try again", context)
-        } else if head.method == .connect {
-            refuse(.methodNotAllowed, "CONNECT is not supported: only GET and HEAD are proxied", context)
-        } else {
-            closeAfter.append(head.headerFields[.connection]?.lowercased() == "close")
-            context.fireChannelRead(data)
-        }
-    }
-
-    /// The responder writes an answer's part (``AnswerWatcher``'s `context`): once an end is on the wire, the
-    /// connection closes or the next clock starts.
-    func answerPartWritten(
-        _ part: HTTPResponsePart, _ data: NIOAny, promise: EventLoopPromise<Void>?, context: ChannelHandlerContext
-    ) {
-        guard case .end = part, !closeAfter.isEmpty, let own = self.context else {
-            context.write(data, promise: promise)
-            return
-        }
-        let closing = closeAfter.removeFirst()
-        unwrittenEnds += 1
-        let written = promise ?? context.eventLoop.makePromise(of: Void.self)
-        context.write(data, promise: written)
-        written.futureResult.assumeIsolated().whenComplete { _ in
-            self.answerWritten(closing: closing, context: own)
-        }
-    }
-
-    /// An answer is written: close after it, or, the last one written, send a waiting refusal or start the clock.
+    /// An answer is written: close after it, or, the last one written, start the clock.
     private func answerWritten(closing: Bool, context: ChannelHandlerContext) {
         unwrittenEnds -= 1
         if closing {
             context.channel.close(promise: nil)
         } else if closeAfter.isEmpty, unwrittenEnds == 0 {
-            if let refusal {
-                guard !refusalSent, let httpContext else { return }
-                refusalSent = true
-                send(refusal, httpContext)
-            } else {
-                arm(headStarted ? timeouts.requestHead : timeouts.idle, context: context)
-            }
+            arm(headStarted ? timeouts.requestHead : timeouts.idle, context: context)
         }
     }
 
@@ -296,33 +214,5 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
             }
         }
         timer = (task, due)
-    }
-
-    /// Refuses the request with a one-line error and `Connection: close` once earlier answers are written, drops
-    /// the rest of what the connection sends, and closes it after the refusal.
-    private func refuse(_ status: HTTPResponse.Status, _ reason: String, _ context: ChannelHandlerContext) {
-        let refusal = Refusal(status: status, reason: reason)
-        self.refusal = refusal
-        if closeAfter.isEmpty {
-            refusalSent = true
-            send(refusal, context)
-        }
-    }
-
-    private func send(_ refusal: Refusal, _ context: ChannelHandlerContext) {
-        let body = context.channel.allocator.buffer(string: refusal.reason + "\n")
-        var fields = HTTPFields()
-        fields[.contentType] = "text/plain; charset=utf-8"
-        fields[.contentLength] = String(body.readableBytes)
-        fields[.connection] = "close"
-        fields[.cacheControl] = "no-store"
-        if refusal.status == .serviceUnavailable { fields[.retryAfter] = "1" }
-        if refusal.status == .methodNotAllowed { fields[.allow] = "GET, HEAD, OPTIONS" }
-        let head = HTTPResponse(status: refusal.status, headerFields: fields)
-        context.write(NIOAny(HTTPResponsePart.head(head)), promise: nil)
-        context.write(NIOAny(HTTPResponsePart.body(body)), promise: nil)
-        let written = context.eventLoop.makePromise(of: Void.self)
-        context.writeAndFlush(NIOAny(HTTPResponsePart.end(nil)), promise: written)
-        written.futureResult.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
     }
 }

@@ -14,8 +14,8 @@
 /// - A **parked** request (an LL-HLS blocking reload waiting for a fill in flight) is answered when that fill ends, or
 ///   planned like a miss as soon as anything else comes (``parkedRequest()``, ``unparked()``).
 /// - A request that **closes** the connection ends its reading: nothing after it is read.
-/// - From the first request the front does not read itself, the HTTP/1 decoder reads the rest of the connection
-///   (``handedOver()``): the machine then only passes events on.
+/// - From the first request the front's scanner does not read, the HTTP/1 decoder reads the rest of the connection
+///   (``handedOver()``); its requests go one at a time as the front's do.
 ///
 /// A half-close and a quiesce wait for the answers in flight, the plan and the parked request; then they go on
 /// (``Released``).
@@ -66,7 +66,7 @@ struct ExchangeMachine {
     private(set) var planning = false
     /// Whether a request is parked.
     private(set) var parked = false
-    /// Whether the server is shutting down: no new request is answered by the front.
+    /// Whether the server is shutting down: each answer closes the connection.
     private(set) var quiescing = false
     private var heldQuiesce = false
     private var heldInputClosed = false
@@ -78,9 +78,10 @@ struct ExchangeMachine {
     /// Whether anything of the front's is in progress: an answer in flight, a plan, a parked request.
     var isBusy: Bool { answersInFlight > 0 || planning || parked }
 
-    /// What to do with the next complete request, the socket taking writes or not.
+    /// What to do with the next complete request (read by the front, or by the decoder), the socket taking writes
+    /// or not.
     func next(writable: Bool) -> Next {
-        guard reading == .front else { return .stop }
+        guard reading != .closing else { return .stop }
         return holdsReads(writable: writable) ? .wait : .read
     }
 
@@ -88,9 +89,6 @@ struct ExchangeMachine {
     func holdsReads(writable: Bool) -> Bool {
         planning || (answersInFlight > 0 && !writable)
     }
-
-    /// Whether the front may answer a request now (not while the server shuts down: the decoder's handling does).
-    var admitsAnswer: Bool { !quiescing }
 
     /// An answer was written at once; `closes`: the connection ends after it.
     mutating func answerWritten(closes: Bool) {
@@ -133,9 +131,14 @@ struct ExchangeMachine {
         return parked
     }
 
-    /// The decoder reads the rest of the connection.
+    /// The decoder reads the rest of the connection (its requests come to the machine as the front's did).
     mutating func handedOver() {
-        reading = .decoder
+        if reading == .front { reading = .decoder }
+    }
+
+    /// The answer being planned turned out to close the connection (an HTTP/1.0 body of unknown length).
+    mutating func closesAfterPlan() {
+        reading = .closing
     }
 
     /// A read's requests are gone through now.
@@ -169,8 +172,8 @@ struct ExchangeMachine {
         return released
     }
 
-    /// The server shuts down: the front answers no new request; the quiesce waits for what is in progress.
-    /// A parked request is planned first (the caller unparks it).
+    /// The server shuts down: every request answered from now on closes the connection (``quiescing``); the quiesce
+    /// waits for what is in progress. A parked request is planned first (the caller unparks it).
     mutating func quiesce() -> Quiesce {
         quiescing = true
         guard answersInFlight > 0 || planning else { return .passOn }

@@ -46,7 +46,8 @@ extension ConnectionFront {
             }
             self.parked = nil
             machine.unparked()
-            send(answer, body: body, closing: parked.request.closes, context: context)
+            send(
+                answer, body: body, closing: parked.request.closes, http10: parked.request.isHTTP10, context: context)
             context.flush()
             cork.off(context.channel)
         case .handOn:
@@ -63,7 +64,7 @@ extension ConnectionFront {
         connection.eventLoopAnswerAbandoned()
         let record = Answer.record(of: parked.request, originURL: nil, start: parked.since, components: components)
         let resolved = parked.resolved
-        plan(closing: parked.request.closes, context: context) { components in
+        plan(parked.request, context: context) { components in
             await Answer.origin(resolved, record: record, components: components)
         }
     }

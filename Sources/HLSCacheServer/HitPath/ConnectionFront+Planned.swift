@@ -19,44 +19,70 @@ import SegmentCache
 extension ConnectionFront {
     /// Answers `request`, resolved to `resolution`, that is not a hit the front can send at once: answered now when
     /// its route says so, else planned.
+    /// - Parameter body: the request's body, when the decoder read one (a purge's form).
     /// - Returns: whether an answer was written at once (flushed at the end of the round).
-    func answer(_ request: ExchangeRequest, resolution: RequestResolution, context: ChannelHandlerContext) -> Bool {
+    func answer(
+        _ request: ExchangeRequest, resolution: RequestResolution, body: ByteBuffer?, context: ChannelHandlerContext
+    ) -> Bool {
         let record = Answer.record(of: request, originURL: nil, components: components)
         switch Answer.route(request, resolution: resolution, record: record, components: components) {
         case .now(let answer):
-            connection.eventLoopAnswerStarted(closing: request.closes)
-            guard let body = ChannelBody(of: answer) else {
-                refuseDamaged(answer, context: context)
-                return false
+            return sendNow(answer, for: request, context: context)
+        case .purge(let target, let record):
+            let query = request.target.utf8.firstIndex(of: UInt8(ascii: "?")).map {
+                String(request.target[request.target.index(after: $0)...])
             }
-            send(answer, body: body, closing: request.closes, context: context, isHit: false)
-            return true
-        case .purge(_, let record):
-            // Never from the scanner (PURGE and POST are the decoder's to read); refused as any unknown method.
-            connection.eventLoopAnswerStarted(closing: request.closes)
-            let answer = Answer(failure: .methodNotAllowed, reason: "purge with PURGE or POST", record: record)
-            if let body = ChannelBody(of: answer) {
-                send(answer, body: body, closing: request.closes, context: context, isHit: false)
+            let authorization = request.authorization
+            plan(request, context: context) { components in
+                await AdminPurge(components: components).answer(
+                    target, authorization: authorization, query: query ?? "", body: body, record: record)
             }
-            return true
+            return false
         case .origin(let resolved, let record):
             let verdict = Answer.fillToStart(for: request, resolution: resolution).flatMap { resolved in
                 Answer.lookUp(resolved, on: context.eventLoop, components: components)
             }
             if verdict != nil { components.metrics.frontMiss() }
-            plan(closing: request.closes, context: context) { components in
+            plan(request, context: context) { components in
                 await Answer.origin(resolved, record: record, components: components, verdict: verdict)
             }
             return false
         }
     }
 
-    /// Plans an answer with `makeAnswer` on a task that prefers this connection's event loop, then writes it; the
-    /// machine holds the requests after it until its end is written.
+    /// Refuses `request` with `status` and a one-line `reason`, at once.
+    /// - Returns: whether the refusal was written (flushed at the end of the round).
+    func refuse(
+        _ request: ExchangeRequest, _ status: HTTPResponse.Status, _ reason: String, context: ChannelHandlerContext
+    ) -> Bool {
+        var answer = Answer(
+            failure: status, reason: reason,
+            record: Answer.record(of: request, originURL: nil, components: components))
+        if status == .serviceUnavailable { answer.setField(.retryAfter, to: "1") }
+        if status == .methodNotAllowed { answer.setField(.allow, to: "GET, HEAD, OPTIONS") }
+        answer.record.cors = .none
+        return sendNow(answer, for: request, context: context)
+    }
+
+    /// Sends an answer made now.
+    private func sendNow(_ answer: Answer, for request: ExchangeRequest, context: ChannelHandlerContext) -> Bool {
+        connection.eventLoopAnswerStarted(closing: request.closes)
+        guard let body = ChannelBody(of: answer) else {
+            refuseDamaged(answer, context: context)
+            return false
+        }
+        send(answer, body: body, closing: request.closes, http10: request.isHTTP10, context: context, isHit: false)
+        return true
+    }
+
+    /// Plans the answer to `request` with `makeAnswer` on a task that prefers this connection's event loop, then
+    /// writes it; the machine holds the requests after it until its end is written.
     func plan(
-        closing: Bool, context: ChannelHandlerContext,
+        _ request: ExchangeRequest, context: ChannelHandlerContext,
         _ makeAnswer: @escaping @Sendable (ServerComponents) async -> Answer
     ) {
+        let closing = request.closes
+        let http10 = request.isHTTP10
         connection.eventLoopAnswerStarted(closing: closing)
         machine.planStarted(closes: closing)
         let components = components
@@ -65,10 +91,15 @@ extension ConnectionFront {
         let task = Task.immediate(executorPreference: EventLoopTaskExecutor(context.eventLoop)) {
             let answer = await makeAnswer(components)
             let (front, context) = bound.value
-            await front.write(planned: answer, closing: closing, context: context)
+            await front.write(planned: answer, closing: closing, http10: http10, context: context)
         }
         // Unless it was answered already (a fill that failed before its first wait).
         if machine.planning { planTask = task }
+    }
+
+    /// Closes the connection once `written` completes.
+    private func closeWhenWritten(_ written: EventLoopFuture<Void>, context: ChannelHandlerContext) {
+        written.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
     }
 
     /// An answer whose entry file was cut short under it: its entries go, and the connection ends (nothing is written:
@@ -84,7 +115,7 @@ extension ConnectionFront {
     }
 
     /// Writes a planned answer; on the event loop.
-    private func write(planned answer: Answer, closing: Bool, context: ChannelHandlerContext) async {
+    private func write(planned answer: Answer, closing: Bool, http10: Bool, context: ChannelHandlerContext) async {
         guard context.channel.isActive else {
             // The player left while the origin was asked: nothing to write.
             connection.eventLoopAnswerAbandoned()
@@ -100,15 +131,22 @@ extension ConnectionFront {
                 return
             }
             planEnded(wrote: true, context: context) {
-                send(answer, body: channelBody, closing: closing, context: context, isHit: false, planned: true)
+                send(
+                    answer, body: channelBody, closing: closing, http10: http10, context: context, isHit: false,
+                    planned: true)
                 context.flush()
                 cork.off(context.channel)
             }
             return
         }
-        let chunked = answer.length == nil
+        // A body of unknown length goes in chunks; to an HTTP/1.0 client, which reads none, it ends with the
+        // connection instead.
+        let endsWithConnection = http10 && answer.length == nil
+        let chunked = answer.length == nil && !http10
+        let closing = closing || endsWithConnection
+        if endsWithConnection { machine.closesAfterPlan() }
         var head = context.channel.allocator.buffer(capacity: 512)
-        answer.writeHead(closing: closing, chunked: chunked, into: &head)
+        answer.writeHead(closing: closing, chunked: chunked, http10: http10, into: &head)
         var last = context.eventLoop.makePromise(of: Void.self)
         context.writeAndFlush(wrapOutboundOut(.byteBuffer(head)), promise: last)
         var sent: Int64 = 0
@@ -145,7 +183,11 @@ extension ConnectionFront {
             failed.fail(failure)
         } else {
             inFlight.append(answer, streamed: sent, connection: connection)
-            planEnded(wrote: true, context: context) { finishWhenWritten(last.futureResult, context: context) }
+            planEnded(wrote: true, context: context) {
+                finishWhenWritten(last.futureResult, context: context)
+                // An HTTP/1.0 body of unknown length ends with the connection.
+                if endsWithConnection { closeWhenWritten(last.futureResult, context: context) }
+            }
         }
     }
 

@@ -8,10 +8,11 @@ extension ConnectionFront {
     /// flushes.
     /// - Parameters:
     ///   - isHit: whether it is counted as a hit answered at once.
+    ///   - http10: whether the request was HTTP/1.0.
     ///   - planned: whether it is a planned answer's, which the machine counted in flight when the plan ended.
     func send(
-        _ answer: Answer, body: ChannelBody, closing: Bool, context: ChannelHandlerContext, isHit: Bool = true,
-        planned: Bool = false
+        _ answer: Answer, body: ChannelBody, closing: Bool, http10: Bool, context: ChannelHandlerContext,
+        isHit: Bool = true, planned: Bool = false
     ) {
         if !planned { machine.answerWritten(closes: closing) }
         var inlined: ByteBuffer?
@@ -21,7 +22,7 @@ extension ConnectionFront {
             rest = nil
         }
         var head = context.channel.allocator.buffer(capacity: 512 + (inlined?.readableBytes ?? 0))
-        answer.writeHead(closing: closing, into: &head)
+        answer.writeHead(closing: closing, http10: http10, into: &head)
         if var inlined { head.writeBuffer(&inlined) }
         let written = context.eventLoop.makePromise(of: Void.self)
         if let rest {

@@ -1,14 +1,15 @@
+import HTTPTypes
 import NIOCore
 import SegmentCache
 
 /// The one handler that answers an HTTP/1 connection's requests: it reads each request head straight from the bytes
-/// (``RequestHeadScanner``), resolves it once (``ResolutionMemo``), routes it (``Answer/route(_:resolution:record:components:)``)
-/// and writes its answer as bytes (``Answer/writeHead(closing:chunked:into:)``), with no HTTP/1 decoder or encoder:
+/// (``RequestHeadScanner``), resolves it once (``ResolutionMemo``), routes it
+/// (``Answer/route(_:resolution:record:components:)``) and writes its answer as bytes
+/// (``Answer/writeHead(closing:chunked:http10:into:)``), with no HTTP/1 encoder:
 ///
 /// - a fresh hit, an error, hlscache's own pages: answered at once (`ConnectionFront+Sending`);
-/// - an origin object the cache does not hold fresh (a miss, a fill in flight, an expired entry): planned from the
-///   cache's verdict on a task that prefers the connection's event loop, and streamed as the fill brings it
-///   (`ConnectionFront+Planned`);
+/// - an origin object the cache does not hold fresh (a miss, a fill in flight, an expired entry), a purge: planned on
+///   a task that prefers the connection's event loop, and streamed as the fill brings it (`ConnectionFront+Planned`);
 /// - an LL-HLS blocking reload whose fill is in flight, with nothing behind it: parked until the fill ends
 ///   (`ConnectionFront+Parking`).
 ///
@@ -16,11 +17,11 @@ import SegmentCache
 /// decided by its ``ExchangeMachine``, which has no socket: this handler carries out what it says. It sits behind
 /// ``ConnectionGuard``, which installs it.
 ///
-/// What the scanner does not read whole (a body, another method or version, anything unusual) is not the front's:
-/// from that request on, every byte goes to the HTTP/1 decoder and Hummingbird's responder (``ProxyResponder``),
-/// which the guard sets up only then (``ConnectionGuard/installResponder()``), as it does for a connection over the
-/// cap or one that arrives while the server shuts down. A connection whose requests are all the front's never has
-/// one.
+/// What the scanner does not read whole (a body, another method or version, anything unusual) goes, with every byte
+/// after it, to NIO's HTTP/1 decoder, which the guard sets up behind the front only then
+/// (``ConnectionGuard/installDecoder(front:)``); ``DecodedRequests`` gives each request it reads back to the front
+/// (``take(decoded:)``), to be answered the same way. A connection whose requests are all the scanner's never has a
+/// decoder.
 final class ConnectionFront: ChannelDuplexHandler, RemovableChannelHandler, RoundFlushed, ParkingHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -55,6 +56,10 @@ final class ConnectionFront: ChannelDuplexHandler, RemovableChannelHandler, Roun
     private var forwardedSinceReadComplete = false
     /// Who asks for the connection's reads, and when one is held back.
     private let reads = FrontReads()
+    /// The requests the decoder read that wait for the answers before them.
+    private var decoded = CircularBuffer<DecodedRequest>(initialCapacity: 2)
+    /// The front's own place in the pipeline, for the decoder's requests.
+    private var context: ChannelHandlerContext?
 
     /// - Parameters:
     ///   - components: the server's cache and configuration.
@@ -123,11 +128,6 @@ final class ConnectionFront: ChannelDuplexHandler, RemovableChannelHandler, Roun
                 handOver(bytes, context: context)
                 return true
             case .request(let request, let length):
-                guard machine.admitsAnswer, connection.admitsEventLoopAnswer else {
-                    // Shutting down, or refused by the guard: the decoder's handling answers the rest.
-                    handOver(bytes, context: context)
-                    return true
-                }
                 bytes.moveReaderIndex(forwardBy: length)
                 answered = take(request, nothingFollows: bytes.readableBytes == 0, context: context) || answered
             }
@@ -136,18 +136,64 @@ final class ConnectionFront: ChannelDuplexHandler, RemovableChannelHandler, Roun
     }
 
     /// Answers `request`: at once when it can, parked when it waits for a fill with nothing behind it, else planned.
+    /// On a connection over the cap, a 503 that closes it; while the server shuts down, each answer closes it.
+    /// - Parameter body: the request's body, when the decoder read one.
     /// - Returns: whether an answer was written (flushed at the end of the round).
-    private func take(_ request: ExchangeRequest, nothingFollows: Bool, context: ChannelHandlerContext) -> Bool {
+    private func take(
+        _ request: ExchangeRequest, nothingFollows: Bool, body: ByteBuffer? = nil, context: ChannelHandlerContext
+    ) -> Bool {
+        var request = request
+        if machine.quiescing { request.closes = true }
+        if connection.overLimit {
+            request.closes = true
+            return refuse(
+                request, .serviceUnavailable, "hlscache is serving its maximum number of connections; try again",
+                context: context)
+        }
         let remembered = Answer.remembered(request, components: components)
         if let answer = Answer(hitFor: request, remembered: remembered, components: components),
             let body = ChannelBody(of: answer)
         {
             connection.eventLoopAnswerStarted(closing: request.closes)
-            send(answer, body: body, closing: request.closes, context: context)
+            send(answer, body: body, closing: request.closes, http10: request.isHTTP10, context: context)
             return true
         }
         if nothingFollows, park(request, remembered.resolution, context: context) { return false }
-        return answer(request, resolution: remembered.resolution, context: context)
+        return answer(request, resolution: remembered.resolution, body: body, context: context)
+    }
+
+    /// A request the decoder read, whole: answered in its turn, after those before it.
+    func take(decoded request: DecodedRequest) {
+        decoded.append(request)
+        guard let context else { return }
+        resumeDecoded(context: context)
+    }
+
+    /// Answers the decoder's requests that waited, as the machine lets them go.
+    private func resumeDecoded(context: ChannelHandlerContext) {
+        var answered = false
+        defer { if answered { flushAtEndOfRound(context: context) } }
+        while !decoded.isEmpty, machine.next(writable: context.channel.isWritable) == .read {
+            let request = decoded.removeFirst()
+            switch request.head {
+            case .refused(let status, let reason):
+                let refused = ExchangeRequest(
+                    method: .get, target: "", origin: nil, range: nil, via: nil, accessControlRequestHeaders: nil,
+                    readAhead: nil, closes: true)
+                answered = refuse(refused, status, reason, context: context) || answered
+            case .request(let exchange) where request.bodyTooLarge:
+                var closing = exchange
+                closing.closes = true
+                answered =
+                    refuse(
+                        closing, .contentTooLarge,
+                        "a request body over \(DecodedRequest.maxBodyBytes) bytes: no route of hlscache reads one",
+                        context: context) || answered
+            case .request(let exchange):
+                answered =
+                    take(exchange, nothingFollows: decoded.isEmpty, body: request.body, context: context) || answered
+            }
+        }
     }
 
     /// Hands `bytes` and everything after them to the decoder, for the rest of the connection.
@@ -158,15 +204,14 @@ final class ConnectionFront: ChannelDuplexHandler, RemovableChannelHandler, Roun
 
     /// Passes `data` on to the decoder (set up first if it is not yet); the read's completion follows it.
     func forward(_ data: NIOAny, context: ChannelHandlerContext) {
-        connection.installResponder()
+        connection.installDecoder(front: self)
         forwardedSinceReadComplete = true
         context.fireChannelRead(data)
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
         if forwardedSinceReadComplete || machine.reading == .decoder { readCompleted(context: context) }
-        let shortcut = machine.reading != .decoder && context.channel.isWritable
-        reads.askForNext(context: context, shortcut: shortcut, holding: holdsReads(context))
+        reads.askForNext(context: context, holding: holdsReads(context))
     }
 
     /// A read's completion goes on to the handlers behind (a read's, or ours after what we passed on outside one).
@@ -176,7 +221,12 @@ final class ConnectionFront: ChannelDuplexHandler, RemovableChannelHandler, Roun
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
         reads.takeOver(context: context)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
     }
 
     func channelActive(context: ChannelHandlerContext) {
@@ -198,15 +248,17 @@ final class ConnectionFront: ChannelDuplexHandler, RemovableChannelHandler, Roun
     /// Our answers are written, or a plan ended: the requests that waited are read, then what else the machine
     /// releases goes on.
     func answersDrained(context: ChannelHandlerContext) {
+        resumeDecoded(context: context)
         resumeUnread(context: context)
         let released = machine.releasedWhenIdle()
         if released.contains(.reads) { reads.release(context: context) }
-        if released.contains(.quiesce) { passOn(ChannelShouldQuiesceEvent(), context: context) }
+        if released.contains(.quiesce) { context.channel.close(promise: nil) }
         if released.contains(.inputClosed) { inputClosed(ChannelEvent.inputClosed, context: context) }
     }
 
     /// The client half-closed and nothing of ours is in progress: the start of a head left unread goes to the
-    /// decoder, to be answered (or refused) as it would be without this handler, and the event follows it.
+    /// decoder, which the event then tells to read what it holds as the last (a request cut short is refused,
+    /// ``DecodedRequests``); once nothing of ours is in progress, the connection closes.
     private func inputClosed(_ event: Any, context: ChannelHandlerContext) {
         if machine.reading == .front, let bytes = unread {
             unread = nil
@@ -214,17 +266,8 @@ final class ConnectionFront: ChannelDuplexHandler, RemovableChannelHandler, Roun
             forward(wrapInboundOut(bytes), context: context)
             readCompleted(context: context)
         }
-        passOn(event, context: context)
-    }
-
-    /// Passes a quiesce or a half-close on to the responder. A connection that never needed the responder is idle
-    /// now: it closes here, as Hummingbird's handling would close it.
-    private func passOn(_ event: Any, context: ChannelHandlerContext) {
-        guard connection.hasResponder else {
-            context.channel.close(promise: nil)
-            return
-        }
-        context.fireUserInboundEventTriggered(event)
+        if connection.hasDecoder { context.fireUserInboundEventTriggered(event) }
+        if !machine.isBusy { context.channel.close(promise: nil) }
     }
 
     /// Reads the requests kept while they waited.
@@ -241,6 +284,7 @@ final class ConnectionFront: ChannelDuplexHandler, RemovableChannelHandler, Roun
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         if context.channel.isWritable {
+            resumeDecoded(context: context)
             resumeUnread(context: context)
             if !holdsReads(context) { reads.release(context: context) }
         }
@@ -251,7 +295,7 @@ final class ConnectionFront: ChannelDuplexHandler, RemovableChannelHandler, Roun
         if event is ChannelShouldQuiesceEvent {
             // Shutting down: a parked request is planned, as any other in progress, before the quiesce goes on.
             unpark(context: context)
-            if machine.quiesce() == .passOn { passOn(event, context: context) }
+            if machine.quiesce() == .passOn { context.channel.close(promise: nil) }
             return
         }
         if case ChannelEvent.inputClosed = event {

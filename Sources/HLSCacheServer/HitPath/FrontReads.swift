@@ -3,19 +3,16 @@ import NIOCore
 /// How a ``ConnectionFront`` connection's reads are asked for: every decision about them, in one place.
 ///
 /// The connection's `autoRead` is off, and the front asks for each read at the end of the one before it, as
-/// `autoRead` would. While it reads requests itself, nothing it handed on is still being answered and the socket is
-/// not full, it asks from its own place in the pipeline: NIO would ask from the pipeline's tail, through every
-/// handler (a few percent of a hit's CPU). Otherwise, and for the rest of the connection once the decoder reads it,
-/// it asks through the whole pipeline, so that every handler behind it may hold the read back: the responder's
-/// channel until its requests are taken. On a channel
-/// whose options cannot be set, `autoRead` stays on and the front only passes reads on.
+/// `autoRead` would, from its own place in the pipeline: NIO would ask from the pipeline's tail, through every
+/// handler (a few percent of a hit's CPU), and no handler behind the front holds reads back (the decoder's requests
+/// wait in the front). On a channel whose options cannot be set, `autoRead` stays on and the front only passes reads
+/// on.
 ///
-/// A read is held back while the front's own answers wait for the socket to drain (``read(context:holding:)``), and
-/// asked for once it has (``release(context:)``).
+/// A read is held back while the front's answers wait (``read(context:holding:)``), and asked for once they no longer
+/// do (``release(context:)``).
 ///
-/// A class, not a value the front mutates in place: a read asked for through the pipeline comes back into the
-/// front's `read` (and so here) before the call returns, which a mutation of a stored value in progress would forbid
-/// (exclusive access).
+/// A class, not a value the front mutates in place: a read asked for comes back into the front's `read` (and so here)
+/// before the call returns, which a mutation of a stored value in progress would forbid (exclusive access).
 final class FrontReads {
     /// Whether the front asks for the reads (`autoRead` is off).
     private(set) var asksForReads = false
@@ -34,16 +31,10 @@ final class FrontReads {
         if asksForReads { context.read() }
     }
 
-    /// A read ended: the next one, as `autoRead` would ask for it. From here only when `shortcut` (the front reads
-    /// requests itself, none it handed on is still being answered, and the socket takes writes); else through the
-    /// whole pipeline.
-    func askForNext(context: ChannelHandlerContext, shortcut: Bool, holding: Bool) {
+    /// A read ended: the next one, as `autoRead` would ask for it, unless `holding`.
+    func askForNext(context: ChannelHandlerContext, holding: Bool) {
         guard asksForReads else { return }
-        if shortcut {
-            read(context: context, holding: holding)
-        } else {
-            context.pipeline.syncOperations.read()
-        }
+        read(context: context, holding: holding)
     }
 
     /// A read asked for (by the handlers behind, or here): passed on towards the socket, unless `holding` (the front's

@@ -151,11 +151,13 @@ extension Answer {
     ///   - closing: whether the connection closes after this answer.
     ///   - chunked: the body follows in chunks (`Transfer-Encoding: chunked`): an answer of unknown length that the
     ///     front streams as it arrives (``ConnectionFront``), whose end a reader must be able to tell from a cut.
-    func writeHead(closing: Bool, chunked: Bool = false, into buffer: inout ByteBuffer) {
-        if status == .ok {
+    ///   - http10: the request was HTTP/1.0: the answer says so (an HTTP/1.0 client reads no chunks: its body of
+    ///     unknown length ends with the connection), and `Connection: keep-alive` when the connection stays open.
+    func writeHead(closing: Bool, chunked: Bool = false, http10: Bool = false, into buffer: inout ByteBuffer) {
+        if status == .ok, !http10 {
             buffer.writeStaticString("HTTP/1.1 200 OK\r\n")
         } else {
-            buffer.writeStaticString("HTTP/1.1 ")
+            buffer.writeStaticString(http10 ? "HTTP/1.0 " : "HTTP/1.1 ")
             buffer.writeString(String(status.code))
             buffer.writeStaticString(" ")
             // A status made from its code alone (an origin's failure passed on) has no phrase of its own.
@@ -179,7 +181,12 @@ extension Answer {
             buffer.writeStaticString("Content-Length: 0\r\n")
         }
         buffer.writeImmutableBuffer(ServerFields.lines)
-        buffer.writeStaticString(closing ? "Connection: close\r\n\r\n" : "\r\n")
+        if closing {
+            buffer.writeStaticString("Connection: close\r\n\r\n")
+        } else {
+            // An HTTP/1.0 connection stays open only when the answer says so.
+            buffer.writeStaticString(http10 ? "Connection: keep-alive\r\n\r\n" : "\r\n")
+        }
     }
 
     /// The lines of ``forEachCarriedField(_:)``, in its order, from lines made once where only the value of one

@@ -1,12 +1,11 @@
 import ByteRanges
 import Glibc
 import HTTPTypes
-import Hummingbird
 import NIOCore
 import SegmentCache
 
 /// A byte range of a file (a published entry file, or a rendered playlist kept on disk) and a descriptor valid
-/// while the slice lives: sent with `sendfile` by the hit path, or read with `pread` straight into NIO buffers.
+/// while the slice lives: sent with `sendfile` by the connection's front.
 ///
 /// An entry file's slice borrows the cache's open descriptor and holds what keeps it open; any other slice owns a
 /// `dup`, closed when the slice goes. (The borrowed descriptor spares each hit a `dup` and a `close`.)
@@ -21,7 +20,6 @@ final class FileSlice: Sendable {
     let url: String
     /// What keeps a borrowed ``descriptor`` open; `nil` when the slice owns it (a `dup`, closed at `deinit`).
     private let keeper: (any AnyObject & Sendable)?
-    private static let chunkSize = 256 * 1024
 
     /// Duplicates `descriptor`, so the slice outlives whatever holds the original.
     /// - Returns: `nil` when `dup` fails (out of descriptors).
@@ -71,25 +69,6 @@ final class FileSlice: Sendable {
             position += Int64(read)
         }
         return buffer
-    }
-
-    /// Writes the slice; throws (aborting the answer) when the file is shorter than it should be.
-    /// - Returns: the bytes written.
-    func write(to writer: inout any ResponseBodyWriter) async throws -> Int64 {
-        var position: Int64 = 0
-        let allocator = ByteBufferAllocator()
-        while position < length {
-            let want = Int(min(Int64(Self.chunkSize), length - position))
-            var buffer = allocator.buffer(capacity: want)
-            let read = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: want) { pointer in
-                let count = pread(descriptor, pointer.baseAddress, want, off_t(offset + position))
-                return max(0, count)
-            }
-            guard read > 0 else { throw TruncatedBodyError(url: url, expected: length, sent: position) }
-            position += Int64(read)
-            try await writer.write(buffer)
-        }
-        return position
     }
 }
 

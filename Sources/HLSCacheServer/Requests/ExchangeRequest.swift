@@ -3,15 +3,10 @@ import NIOHTTP1
 
 /// The parts of a request head every answer is decided on: what ``RequestResolution`` resolves (through the one
 /// place that does, ``ResolutionMemo``) and the answer's plan reads. Read from the connection's bytes
-/// (``RequestHeadScanner``), from the HTTP/1 decoder's head (no conversion to HTTP types), or from the responder's
-/// request.
-///
-/// From the bytes and the decoder's head, `nil` for anything the event loop does not answer: a method other than GET,
-/// HEAD and OPTIONS, HTTP/1.0 (its answer's framing and version are ``CloseNormalizer``'s), a target that is not
-/// origin-form (`/…`), an upgrade request, or more than one `Host`. Those go on to Hummingbird's responder, which
-/// reads them with ``init(method:target:fields:)``.
+/// (``RequestHeadScanner``: GET, HEAD and OPTIONS over HTTP/1.1, in the strict form every client sends) or, on a
+/// connection handed to the HTTP/1 decoder, from the decoder's head (``DecodedHead``: any method, HTTP/1.0 too).
 package struct ExchangeRequest: Equatable {
-    /// GET, HEAD or OPTIONS.
+    /// The method.
     package var method: HTTPRequest.Method
     /// The request target as received (path and query).
     package var target: String
@@ -26,13 +21,18 @@ package struct ExchangeRequest: Equatable {
     /// ``RequestResolution/readAheadHeader``'s value: a fleet node's read-ahead, if the node is a peer
     /// (``RequestResolution``).
     package var readAhead: String?
-    /// Whether the connection closes after the answer (`Connection: close`).
+    /// `Authorization`, for the admin routes.
+    package var authorization: String?
+    /// Whether the connection closes after the answer (``ClosingRule``).
     package var closes: Bool
+    /// Whether the request is HTTP/1.0: its answer says so, and a body of unknown length ends with the connection.
+    package var isHTTP10 = false
 
-    /// A request read by ``RequestHeadScanner``.
+    /// A request read by ``RequestHeadScanner``, or by the decoder.
     init(
         method: HTTPRequest.Method, target: String, origin: String?, range: String?, via: String?,
-        accessControlRequestHeaders: String?, readAhead: String?, closes: Bool
+        accessControlRequestHeaders: String?, readAhead: String?, authorization: String? = nil, closes: Bool,
+        isHTTP10: Bool = false
     ) {
         self.method = method
         self.target = target
@@ -41,39 +41,50 @@ package struct ExchangeRequest: Equatable {
         self.via = via
         self.accessControlRequestHeaders = accessControlRequestHeaders
         self.readAhead = readAhead
+        self.authorization = authorization
         self.closes = closes
+        self.isHTTP10 = isHTTP10
     }
 
-    /// A request the responder answers: any method, its fields as HTTP types hold them.
-    /// - Parameters:
-    ///   - method: the method.
-    ///   - target: the request target (path and query).
-    ///   - fields: the request's fields.
-    init(method: HTTPRequest.Method, target: String, fields: HTTPFields) {
-        self.init(
-            method: method, target: target, origin: fields[.origin], range: fields[.range], via: fields[.via],
-            accessControlRequestHeaders: fields[.accessControlRequestHeaders],
-            readAhead: fields[RequestResolution.readAheadHeader], closes: false)
+    /// The request the decoder read as `head`, when it is an ordinary one (see ``DecodedHead``).
+    package init?(_ head: HTTPRequestHead) {
+        guard case .request(let request) = DecodedHead(head) else { return nil }
+        self = request
     }
+}
+
+/// What a head the HTTP/1 decoder read asks for: a request, or a refusal that closes the connection (RFC 9112: no
+/// `Host` in an HTTP/1.1 request, or more than one, is a 400; CONNECT is not proxied).
+package enum DecodedHead: Equatable {
+    /// A request to answer.
+    case request(ExchangeRequest)
+    /// Refused: answered with `status` and `reason`, and the connection closes.
+    case refused(HTTPResponse.Status, String)
 
     /// - Parameter head: the decoded request head.
-    package init?(_ head: HTTPRequestHead) {
-        guard head.version == .http1_1 else { return nil }
-        switch head.method {
-        case .GET: method = .get
-        case .HEAD: method = .head
-        case .OPTIONS: method = .options
-        default: return nil
+    package init(_ head: HTTPRequestHead) {
+        if head.method == .CONNECT {
+            self = .refused(.methodNotAllowed, "CONNECT is not supported: only GET and HEAD are proxied")
+            return
         }
-        guard head.uri.utf8.first == UInt8(ascii: "/") else { return nil }
         var fields = ExchangeRequestFields()
+        var upgrades = false
         for (name, value) in head.headers {
             var name = name
             var value = value
             let taken = name.withUTF8 { name in value.withUTF8 { fields.add(name: name, value: $0, fromBytes: false) } }
-            guard taken else { return nil }
+            if !taken { upgrades = true }
         }
-        guard let request = fields.request(method: method, target: head.uri) else { return nil }
-        self = request
+        let version = (head.version.major, head.version.minor)
+        guard fields.hosts == 1 || (fields.hosts == 0 && version < (1, 1)) else {
+            self = .refused(.badRequest, "a request needs exactly one Host field, not \(fields.hosts)")
+            return
+        }
+        let method = HTTPRequest.Method(head.method.rawValue) ?? .get
+        var request = fields.request(method: method, target: head.uri, anyHosts: true)
+        request.closes = ClosingRule.closes(
+            major: head.version.major, minor: head.version.minor, tokens: fields.connection, upgrades: upgrades)
+        request.isHTTP10 = version < (1, 1)
+        self = .request(request)
     }
 }

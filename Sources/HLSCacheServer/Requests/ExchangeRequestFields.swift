@@ -12,6 +12,7 @@ struct ExchangeRequestFields {
     var via: String?
     var requestHeaders: String?
     var readAhead: String?
+    var authorization: String?
 
     /// Takes one field.
     /// - Parameters:
@@ -32,6 +33,7 @@ struct ExchangeRequestFields {
             guard !fromBytes || !value.contains(UInt8(ascii: "\t")) else { return false }
             return takeConnectionTokens(value)
         case 21 where Self.equal(name, "x-hlscache-read-ahead"): Self.join(&readAhead, value)
+        case 13 where Self.equal(name, "authorization"): Self.join(&authorization, value)
         case 30 where Self.equal(name, "access-control-request-headers"): Self.join(&requestHeaders, value)
         case 16 where Self.equal(name, "proxy-connection"):
             // llhttp reads it as `Connection`: from the bytes, the decoder's to read; from its head, its tokens count.
@@ -46,13 +48,18 @@ struct ExchangeRequestFields {
         return true
     }
 
-    /// The request (HTTP/1.1, neither CONNECT nor an upgrade: the only ones read here), unless it came with no
-    /// `Host` or more than one (answered 400 by the responder: ``CloseNormalizer/invalidHostField``).
+    /// The request read from the connection's bytes (HTTP/1.1, neither CONNECT nor an upgrade: the only ones read
+    /// there), unless it came with no `Host` or more than one (the decoder's to read, and refuse: ``DecodedHead``).
     func request(method: HTTPRequest.Method, target: String) -> ExchangeRequest? {
         guard hosts == 1 else { return nil }
-        return ExchangeRequest(
+        return request(method: method, target: target, anyHosts: true)
+    }
+
+    /// The request, whatever its `Host` fields (the caller checks them), closing as HTTP/1.1 decides.
+    func request(method: HTTPRequest.Method, target: String, anyHosts: Bool) -> ExchangeRequest {
+        ExchangeRequest(
             method: method, target: target, origin: origin, range: range, via: via,
-            accessControlRequestHeaders: requestHeaders, readAhead: readAhead,
+            accessControlRequestHeaders: requestHeaders, readAhead: readAhead, authorization: authorization,
             closes: ClosingRule.closes(major: 1, minor: 1, tokens: connection))
     }
 

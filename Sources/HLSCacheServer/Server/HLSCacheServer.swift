@@ -1,7 +1,5 @@
 import Foundation
 import HTTPTypes
-import Hummingbird
-import HummingbirdCore
 import Logging
 import NIOCore
 import NIOHTTP1
@@ -13,8 +11,8 @@ import ServiceLifecycle
 import Synchronization
 import UnixSignals
 
-/// The hlscache HTTP server: rewritten playlists and cached objects over Hummingbird 2, with its cache
-/// janitor, under swift-service-lifecycle.
+/// The hlscache HTTP server: rewritten playlists and cached objects over SwiftNIO (each connection's
+/// ``ConnectionFront``), with its cache janitor, under swift-service-lifecycle.
 ///
 /// ```swift
 /// var configuration = ServerConfiguration()
@@ -56,16 +54,11 @@ public struct HLSCacheServer: Sendable {
             send: TimeAmount(configuration.sendTimeout))
         let placement = await Self.bindThreads(components)
         let tasks = ConnectionTasks()
-        let responder = ResponderPipeline(
-            child: HTTP1Channel(responder: Self.responder(ProxyResponder(components: components))),
-            logger: Self.hummingbirdLogger, connections: tasks)
         let listeners = PortListeners(
             connections: tasks,
             initializeConnection: { channel in
                 try channel.pipeline.syncOperations.addHandler(
-                    ConnectionGuard(
-                        counter: connections, timeouts: timeouts, components: components,
-                        responder: responder, metrics: components.metrics))
+                    ConnectionGuard(counter: connections, timeouts: timeouts, components: components))
             },
             host: configuration.host, port: configuration.port, backlog: 1024,
             // Past the cap, stop accepting (the kernel's backlog holds the rest); the guard's own, slightly lower cap
@@ -169,40 +162,6 @@ extension HLSCacheServer {
         }
         return placement.summary
     }
-
-    /// Hummingbird's HTTP/1 responder around `proxy`, as Hummingbird's `Application` makes it: an error other than a
-    /// parse error becomes a 500, and every answer gets `Date` and `Server`.
-    fileprivate static func responder(_ proxy: ProxyResponder) -> HTTPChannelHandler.Responder {
-        let logger = hummingbirdLogger
-        return { request, writer, channel in
-            let context = BasicRequestContext(source: .init(channel: channel, logger: logger))
-            var response: Response
-            do {
-                response = try await proxy.respond(to: request, context: context)
-            } catch let error as HTTPParserError {
-                throw error
-            } catch {
-                response = Response(status: .internalServerError)
-            }
-            ServerFields.forEach { name, value in
-                if let name = HTTPField.Name(name) { response.headers[name] = value }
-            }
-            do {
-                try await writer.write(response: response.head, body: response.body)
-            } catch is HTTPParserError {
-                // Not thrown on as it is: Hummingbird would write a second answer. Any other error closes.
-                throw ParseErrorWhileWriting()
-            }
-        }
-    }
-
-    /// The logger Hummingbird's channel and request contexts get: a silent one. Its own lines (a parse error, a failed
-    /// write) are not ours to print; the access log says what happened to each request.
-    fileprivate static let hummingbirdLogger = Logger(
-        label: "hlscache.hummingbird", factory: { _ in SwiftLogNoOpLogHandler() })
-
-    /// The request's next bytes were not HTTP while its answer was being written: the connection closes.
-    private struct ParseErrorWhileWriting: Error {}
 
     /// Raises the open-file limit to its hard limit and sizes the connection cap to fit in it.
     fileprivate static func connectionCounter(configuration: ServerConfiguration, logger: Logger) -> ConnectionCounter {

@@ -10,8 +10,9 @@ import ServiceLifecycle
 ///
 /// It replaces Hummingbird's `Server`, whose one listener hands every accepted connection to the next loop of the
 /// group and back five times (NIO's accept handler, then the async server channel's child initializer) before its
-/// first read: five wake-ups of an idle thread in every new connection's first byte (`bench/PROFILES.md`). Each connection's pipeline is its ``ConnectionGuard``'s to set up (Hummingbird's HTTP/1
-/// handling only once a request needs it: ``ResponderPipeline``).
+/// first read: five wake-ups of an idle thread in every new connection's first byte (`bench/PROFILES.md`). Each
+/// connection's pipeline is its ``ConnectionGuard``'s to set up (NIO's HTTP/1 decoder only once the front hands a
+/// connection over: ``ConnectionGuard/installDecoder(front:)``).
 ///
 /// A port shared with `SO_REUSEPORT` can be joined by any process of the same user: a second server started on the
 /// port by mistake would silently take a share of the connections (and a bind to port 0 may be given a port another

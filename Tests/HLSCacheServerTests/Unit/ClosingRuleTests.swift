@@ -1,3 +1,4 @@
+import HTTPTypes
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
@@ -35,17 +36,48 @@ struct ClosingRuleTests {
             var head = HTTPRequestHead(version: version, method: .GET, uri: "/o/https/cdn.test/a.ts")
             head.headers.add(name: "Host", value: "edge")
             for (name, value) in fields { head.headers.add(name: name, value: value) }
-            if version == .http1_1 {
-                #expect(ExchangeRequest(head)?.closes == closes, "\(version) \(fields)")
-            }
-            let channel = EmbeddedChannel(handler: CloseNormalizer())
-            try channel.writeInbound(HTTPServerRequestPart.head(head))
-            guard case .head(let passed) = try channel.readInbound(as: HTTPServerRequestPart.self) else {
-                Issue.record("no head passed on")
+            guard case .request(let request) = DecodedHead(head) else {
+                Issue.record("\(version) \(fields) refused")
                 continue
             }
-            #expect((passed.headers["connection"].first == "close") == closes, "\(version) \(fields)")
-            _ = try channel.finish()
+            #expect(request.closes == closes, "\(version) \(fields)")
+            #expect(request.isHTTP10 == (version == .http1_0), "\(version)")
         }
+    }
+
+    @Test("the decoder's heads refused: CONNECT, no Host in HTTP/1.1, two Hosts; an upgrade closes")
+    func decodedRefusals() {
+        func head(
+            _ version: HTTPVersion, _ method: HTTPMethod = .GET, hosts: Int, _ extra: [(String, String)] = []
+        )
+            -> HTTPRequestHead
+        {
+            var head = HTTPRequestHead(version: version, method: method, uri: "/healthz")
+            for index in 0..<hosts { head.headers.add(name: "Host", value: "edge\(index)") }
+            for (name, value) in extra { head.headers.add(name: name, value: value) }
+            return head
+        }
+        guard case .refused(.methodNotAllowed, _) = DecodedHead(head(.http1_1, .CONNECT, hosts: 1)) else {
+            Issue.record("CONNECT not refused")
+            return
+        }
+        guard case .refused(.badRequest, _) = DecodedHead(head(.http1_1, hosts: 0)),
+            case .refused(.badRequest, _) = DecodedHead(head(.http1_1, hosts: 2)),
+            case .refused(.badRequest, _) = DecodedHead(head(.http1_0, hosts: 2))
+        else {
+            Issue.record("a wrong number of Host fields not refused")
+            return
+        }
+        guard case .request(let old) = DecodedHead(head(.http1_0, hosts: 0)),
+            case .request(let upgrade) = DecodedHead(head(.http1_1, hosts: 1, [("Upgrade", "h2c")])),
+            case .request(let purge) = DecodedHead(
+                head(.http1_1, HTTPMethod(rawValue: "PURGE"), hosts: 1, [("Authorization", "Bearer t")]))
+        else {
+            Issue.record("an ordinary head refused")
+            return
+        }
+        #expect(old.isHTTP10 && old.closes, "HTTP/1.0 needs no Host")
+        #expect(upgrade.closes, "an upgrade closes: the parser reads nothing after it")
+        #expect(purge.method.rawValue == "PURGE" && purge.authorization == "Bearer t")
     }
 }

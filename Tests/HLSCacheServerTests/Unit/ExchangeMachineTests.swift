@@ -11,7 +11,7 @@ struct ExchangeMachineTests {
         #expect(machine.next(writable: true) == .read)
         #expect(machine.next(writable: false) == .read, "nothing in flight: a full socket holds nothing")
         #expect(!machine.holdsReads(writable: false))
-        #expect(machine.admitsAnswer && !machine.isBusy)
+        #expect(!machine.quiescing && !machine.isBusy)
     }
 
     @Test("an answer in flight: the next request is read while the socket takes writes, waits while it is full")
@@ -97,11 +97,25 @@ struct ExchangeMachineTests {
         #expect(!machine.isBusy)
     }
 
-    @Test("handed over: the decoder reads the rest, the front reads nothing more")
+    @Test("handed over: the decoder reads the rest, its requests still one at a time; a closing connection stays so")
     func handedOver() {
         var machine = ExchangeMachine()
         machine.handedOver()
         #expect(machine.reading == .decoder)
+        #expect(machine.next(writable: true) == .read)
+        machine.planStarted(closes: false)
+        #expect(machine.next(writable: true) == .wait)
+        var closing = ExchangeMachine()
+        closing.answerWritten(closes: true)
+        closing.handedOver()
+        #expect(closing.reading == .closing)
+    }
+
+    @Test("a plan whose answer turns out to close (an HTTP/1.0 body of unknown length) ends the reading")
+    func planThatCloses() {
+        var machine = ExchangeMachine()
+        machine.planStarted(closes: false)
+        machine.closesAfterPlan()
         #expect(machine.next(writable: true) == .stop)
     }
 
@@ -131,12 +145,12 @@ struct ExchangeMachineTests {
         #expect(!readLoopEnded3)
     }
 
-    @Test("a quiesce with nothing in progress goes on at once, and no new request is the front's")
+    @Test("a quiesce with nothing in progress goes on at once, and every answer after it closes the connection")
     func idleQuiesce() {
         var machine = ExchangeMachine()
         let quiesce = machine.quiesce()
         #expect(quiesce == .passOn)
-        #expect(!machine.admitsAnswer)
+        #expect(machine.quiescing)
     }
 
     @Test("a quiesce waits for the answers in flight and the plan, then goes on once")
