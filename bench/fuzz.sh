@@ -53,7 +53,13 @@ seed_dir() {
                 "HEAD /a?b=c HTTP/1.1\r\nRange: bytes=1-2\r\nConnection: keep-alive, close\r\n\r\n" \
                 "OPTIONS /x HTTP/1.1\r\nOrigin: https://p.test\r\nAccess-Control-Request-Headers: range\r\n\r\n" \
                 "GET /v HTTP/1.1\r\nVia: 1.1 a\r\nVia: 1.1 b \r\nX-HLSCache-Read-Ahead: 1\r\n\r\n" \
-                "GET /c HTTP/1.1\r\nConnection: close, x\r\nProxy-Connection: keep-alive\r\n\r\n"; do
+                "GET /c HTTP/1.1\r\nConnection: close, x\r\nProxy-Connection: keep-alive\r\n\r\n" \
+                "POST /admin/purge HTTP/1.1\r\nHost: h\r\nAuthorization: Bearer x\r\nContent-Length: 9\r\n\r\nprefix=/o" \
+                "PURGE /o/https/cdn.test/a.ts HTTP/1.1\r\nHost: h\r\nAuthorization: Bearer fuzz-admin-token-0123456789\r\n\r\n" \
+                "GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\nGET /o/http/a/b.ts HTTP/1.0\r\n\r\n" \
+                "CONNECT h:443 HTTP/1.1\r\nHost: h:443\r\n\r\n" \
+                "GET http://h/o/https/cdn.test/a.m3u8 HTTP/1.1\r\nHost: h\r\nHost: i\r\n\r\n" \
+                "POST /o/x HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"; do
                 printf '%b' "$seed" > "$dir/$index"; index=$((index + 1))
             done
             ;;

@@ -254,6 +254,11 @@ extension SegmentCache {
     /// `false` spares a miss the `open` of a path that is not there.
     func mayHaveFile(_ digest: EntryDigest) -> Bool {
         guard !withState({ $0.index.contains(digest) || $0.needsRescan }) else { return true }
+        return sharesDirectory()
+    }
+
+    /// Whether another instance has opened the cache directory (its entries are not in this index).
+    func sharesDirectory() -> Bool {
         let (alone, becameShared) = instanceWatch.check()
         if becameShared {
             log(.debug, "another instance opened the cache directory: misses look for its entries on disk", key: nil)

@@ -169,24 +169,32 @@ public final class SegmentCache: Sendable {
     ///   - start: how a fill this lookup starts is run.
     ///   - refreshingStored: whether an entry that does not serve at `freshness` is refreshed by a fill (or a
     ///     refresh in flight joined); `false` answers ``CacheVerdict/stored`` for it instead, starting nothing.
+    ///   - hitLookedFor: the caller has just looked for a hit of `key` and found none (with `refreshingStored`
+    ///     `false` only): the lookup does not look again, and an entry published since counts as stored; it decides
+    ///     under one lock, with no file opened.
     /// - Throws: ``CacheError`` when the cache is closed, or past ``Configuration/maxFills`` fills in flight.
     public func lookup(
-        _ key: CacheKey, freshness: Freshness = .any, start: FillStart = .task, refreshingStored: Bool = true
+        _ key: CacheKey, freshness: Freshness = .any, start: FillStart = .task, refreshingStored: Bool = true,
+        hitLookedFor: Bool = false
     ) throws(CacheError) -> CacheVerdict {
-        if let hit = publishedEntry(key, freshness: freshness) {
+        let skipsHit = hitLookedFor && !refreshingStored
+        if !skipsHit, let hit = publishedEntry(key, freshness: freshness) {
             counters.hits.increment()
             return .hit(hit)
         }
         let digest = EntryDigest(key)
         // An entry another process published (a shared directory, an index not rescanned yet) counts as stored too:
-        // the caller's grace may answer from it.
-        let mayBeStored = !refreshingStored && mayHaveFile(digest)
+        // the caller's grace may answer from it. Without the hit's look, only the other process's part is asked
+        // here; the index's is the lock's below.
+        let mayBeStored = !refreshingStored && (skipsHit ? sharesDirectory() : mayHaveFile(digest))
         let decided: Decided
         do throws(CacheError) {
             decided = try withState { (state) throws(CacheError) -> Decided in
                 guard !state.isClosed else { throw CacheError.closed(key: key) }
                 // Before joining: a refresh in flight of an entry the caller decides about is the caller's too.
-                if !refreshingStored, mayBeStored || state.index.contains(digest) { return .stored }
+                if !refreshingStored, mayBeStored || state.needsRescan || state.index.contains(digest) {
+                    return .stored
+                }
                 if let flight = state.flights[digest] { return .joined(flight) }
                 guard state.flights.count < configuration.maxFills else {
                     throw CacheError.tooManyFills(key: key, limit: configuration.maxFills)

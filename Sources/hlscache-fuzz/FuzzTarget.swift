@@ -20,9 +20,9 @@ enum FuzzTarget: String, CaseIterable {
     case target
     /// The MPD parser (libxml2 and the model reader) and the MPD rewriter.
     case mpd
-    /// The hit front's request head scanner, against the HTTP/1 decoder (a head it reads that the decoder reads
+    /// The front's request head scanner, against the HTTP/1 decoder (a head it reads that the decoder reads
     /// otherwise is a crash), then the rest of the request path up to the answer's plan (``RequestPathProbe``), in
-    /// forward and reverse mode.
+    /// forward and reverse mode; what the scanner does not read, through the decoder and the same path.
     case request
 
     /// The harness `HLSCACHE_FUZZ_TARGET` names (`playlist` when unset).
@@ -97,6 +97,7 @@ enum FuzzTarget: String, CaseIterable {
 
     private static func request(_ bytes: [UInt8]) {
         guard case .request(let request, let length) = RequestHeadScanner.scan(ByteBuffer(bytes: bytes)) else {
+            decodedRequests(bytes)
             return
         }
         let channel = EmbeddedChannel(handler: ByteToMessageHandler(HTTPRequestDecoder()))
@@ -110,6 +111,21 @@ enum FuzzTarget: String, CaseIterable {
             fatalError("the scanner read \(request) from a head the decoder reads as \(parts) (\(decoded))")
         }
         for probe in probes { _ = probe.plan(bytes) }
+    }
+
+    /// What the scanner does not read goes to the HTTP/1 decoder, as the server hands it the rest of the connection:
+    /// each head it reads (a few at most) is planned as the front plans it.
+    private static func decodedRequests(_ bytes: [UInt8]) {
+        let channel = EmbeddedChannel(
+            handler: ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)))
+        _ = try? channel.writeInbound(ByteBuffer(bytes: bytes))
+        var heads = 0
+        while heads < 8, let part = try? channel.readInbound(as: HTTPServerRequestPart.self) {
+            guard case .head(let head) = part else { continue }
+            heads += 1
+            for probe in probes { _ = probe.plan(decoded: head) }
+        }
+        _ = try? channel.finish()
     }
 
     /// The key policy of a server that leaves tokens out of keys (the other policy keeps URLs whole).

@@ -127,4 +127,28 @@ struct FrontMissTests {
         #expect(server.isRunning)
         await server.stop()
     }
+
+    @Test("to an HTTP/1.0 client a miss of unknown length is answered unchunked, whole, and ends with the connection")
+    func http10UnknownLengthEndsWithTheConnection() async throws {
+        let origin = try Self.unheldOrigin()
+        defer { origin.stop() }
+        let server = try await InProcessServer.start(arguments: ["--allow-host", "127.0.0.1", "--read-ahead", "0"])
+        let target = "/o/http/127.0.0.1:\(origin.port)/chunked.ts"
+        let port = server.port
+        let (head, body, closed) = try await offPool { () -> (String, [UInt8], Bool) in
+            let connection = try RawConnection(port: port, timeout: 20)
+            // Keep-alive asked for, and still closed: an HTTP/1.0 client can tell the end of this body no other way.
+            connection.send("GET \(target) HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+            let head = connection.readResponseHead() ?? ""
+            let body = try connection.read(upTo: 1 << 20)
+            return (head, body, connection.serverCloses())
+        }
+        #expect(head.hasPrefix("HTTP/1.0 200"), "\(head)")
+        #expect(!head.lowercased().contains("transfer-encoding"), "\(head)")
+        #expect(head.lowercased().contains("connection: close"), "\(head)")
+        #expect(TestBytes.equal(body, Self.slowBody))
+        #expect(closed)
+        #expect(server.isRunning)
+        await server.stop()
+    }
 }

@@ -5,7 +5,7 @@ import Testing
 
 @testable import SegmentCache
 
-/// The cache's verdict (``SegmentCache/lookup(_:freshness:start:refreshingStored:)``): a hit, a fill joined or
+/// The cache's verdict (``SegmentCache/lookup(_:freshness:start:refreshingStored:hitLookedFor:)``): a hit, a fill joined or
 /// started, or a stored entry left to the caller, decided and counted in one step. Fills started at once run on the
 /// caller's thread until they first wait, and are recorded afterwards, outside the lock: `close()` must still find
 /// them, and one that ended first must not stay. A fill's answer is its verdict holder's, even once it has ended.
@@ -234,6 +234,35 @@ struct CacheVerdictTests {
         #expect(hit.disposition == .hit && cache.statistics.hits == 1)
         cache.invalidate(key)
         await cache.close()
+    }
+
+    @Test("a lookup told the hit was looked for does not look again: a published entry is stored, none is a fill")
+    func hitLookedForIsTakenAsGiven() async throws {
+        let origin = FakeOrigin()
+        let key = PatternOrigin.key(15)
+        try await withCache(origin) { (cache: SegmentCache) async throws in
+            func lookUp() throws -> CacheVerdict {
+                try cache.lookup(
+                    key, freshness: .fresh, start: .immediate(executorPreference: nil), refreshingStored: false,
+                    hitLookedFor: true)
+            }
+            let first = try lookUp()
+            #expect(ledFill(first) != nil, "no entry: a fill started")
+            guard case .fill(let joined) = try lookUp() else {
+                Issue.record("a fill in flight is joined")
+                return
+            }
+            #expect(!joined.leads)
+            _ = try await cache.fetch(key, freshness: .fresh, from: first).body.collect()
+            #expect(try await eventually { cache.statistics.publishedFills == 1 })
+            let hitsBefore = cache.statistics.hits
+            guard case .stored = try lookUp() else {
+                Issue.record("a published entry, its hit taken as looked for, is the caller's")
+                return
+            }
+            #expect(cache.statistics.hits == hitsBefore, "no hit counted: none was looked for")
+            #expect(origin.fetchCount(for: key) == 1)
+        }
     }
 
     @Test("an expired entry is left to the caller when asked, and refreshed otherwise")

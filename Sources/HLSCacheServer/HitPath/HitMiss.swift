@@ -22,8 +22,9 @@ extension Answer {
         return resolved
     }
 
-    /// The cache's verdict for `resolved`, looked up from the event loop a request of it arrived on
-    /// (``SegmentCache/lookup(_:freshness:start:refreshingStored:)``): a fill it starts leaves for the origin now and
+    /// The cache's verdict for `resolved`, whose hit the caller has just looked for, looked up from the event loop a
+    /// request of it arrived on (``SegmentCache/lookup(_:freshness:start:refreshingStored:hitLookedFor:)``): a fill
+    /// it starts leaves for the origin now and
     /// goes on on that loop once the origin answers, to wake the request there. An entry the cache knows (an expired
     /// one, in grace or not) is left to ``Answer/origin(_:record:components:verdict:)``, which decides about it.
     /// - Returns: the verdict (or the refusal past `--max-fills`), or `nil` for a stored entry: the caller hands the
@@ -35,7 +36,7 @@ extension Answer {
             try components.cache.lookup(
                 resolved.key, freshness: .fresh,
                 start: .immediate(executorPreference: EventLoopTaskExecutor(eventLoop)),
-                refreshingStored: false)
+                refreshingStored: false, hitLookedFor: true)
         }
         if case .success(.stored) = verdict { return nil }
         if case .success(.fill(let fill)) = verdict, fill.leads { components.metrics.eventLoopFillStarted() }
