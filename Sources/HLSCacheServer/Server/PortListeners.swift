@@ -22,7 +22,7 @@ import ServiceLifecycle
 ///
 /// Graceful shutdown stops accepting and asks every connection to quiesce (finish its request, then close; NIO's
 /// `ServerQuiescingHelper`, as Hummingbird's server does); `run()` returns once all have closed. Cancellation (the
-/// service group's grace is over) cancels the connections' tasks.
+/// service group's grace is over) closes the connections.
 struct PortListeners: Service {
     /// The open connections, to wait for at shutdown and to end when its grace is over.
     let connections: ConnectionTasks
