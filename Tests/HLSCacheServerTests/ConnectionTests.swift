@@ -64,6 +64,21 @@ struct ConnectionTests {
         await server.stop()
     }
 
+    @Test("the start of a head sent with the request before it is timed as a head, not as an idle connection")
+    func partialHeadBehindAnAnswerIsTimedAsAHead() async throws {
+        let server = try await InProcessServer.start(arguments: ["--request-head-timeout", "1", "--idle-timeout", "60"])
+        let port = server.port
+        let (status, closes) = try await offPool { () -> (Int, Bool) in
+            let connection = try RawConnection(port: port, timeout: 10)
+            connection.send(RawConnection.request("GET", "/healthz") + "GET /healthz HTTP/1.1\r\nHo")
+            let answer = try connection.readAnswer()
+            return (answer.status, connection.serverCloses())
+        }
+        #expect(status == 200)
+        #expect(closes, "the half-sent head was given the idle timeout (60 s)")
+        await server.stop()
+    }
+
     @Test("CONNECT gets a complete 405 and the connection closes")
     func connectIsRefused() async throws {
         let server = try await InProcessServer.start()

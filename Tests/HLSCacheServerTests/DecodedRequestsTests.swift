@@ -6,16 +6,18 @@ import Testing
 /// each comes back to the front, in its turn, and is answered as the front answers its own.
 @Suite("Decoded requests")
 struct DecodedRequestsTests {
-    @Test("a request body over 16 KiB is refused with 413 and the connection closes; the server goes on")
+    @Test(
+        "a request body over 16 KiB is refused with 413 as soon as it is, and the connection closes; the server goes on"
+    )
     func largeBodyIsRefused() async throws {
         try await withServer { server, origin in
             let target = "/o/http/127.0.0.1:\(origin.port)/fmp4/seg1.m4s"
             let port = server.port
             let (answer, closed) = try await offPool { () -> (RawConnection.Answer, Bool) in
                 let connection = try RawConnection(port: port, timeout: 10)
-                let body = String(repeating: "x", count: 20_000)
-                connection.send(
-                    "POST \(target) HTTP/1.1\r\nHost: h\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body)
+                // Ten gigabytes announced, 20 KB sent: the refusal cannot wait for the rest.
+                connection.send("POST \(target) HTTP/1.1\r\nHost: h\r\nContent-Length: 10000000000\r\n\r\n")
+                connection.send(String(repeating: "x", count: 20_000))
                 let answer = try connection.readAnswer()
                 return (answer, connection.serverCloses())
             }
@@ -24,6 +26,58 @@ struct DecodedRequestsTests {
             #expect(closed)
             #expect(try await TestHTTP.get(server.url("/healthz")).status == 200)
         }
+    }
+
+    @Test("a head ending in bare line feeds, the last one sent apart, is refused at once, not at the head timeout")
+    func bareLineFeedsSentApart() async throws {
+        try await withServer(arguments: ["--request-head-timeout", "30"]) { server, _ in
+            let port = server.port
+            let answer = try await offPool { () -> RawConnection.Answer in
+                let connection = try RawConnection(port: port, timeout: 10)
+                connection.send("GET /healthz HTTP/1.1\r\nHost: x\r\n")
+                Thread.sleep(forTimeInterval: 0.2)
+                connection.send("\n")
+                return try connection.readAnswer()
+            }
+            #expect(answer.status == 400)
+        }
+    }
+
+    @Test("an absolute-form target is read as the origin form it names (RFC 9112 section 3.2.2)")
+    func absoluteFormTarget() async throws {
+        try await withServer { server, origin in
+            let port = server.port
+            let path = "/o/http/127.0.0.1:\(origin.port)/fmp4/seg1.m4s"
+            let answer = try await offPool { () -> RawConnection.Answer in
+                let connection = try RawConnection(port: port, timeout: 10)
+                connection.send("GET http://edge.test\(path) HTTP/1.1\r\nHost: edge.test\r\n\r\n")
+                return try connection.readAnswer()
+            }
+            #expect(answer.status == 200)
+            #expect(answer.body == origin.file(for: "/fmp4/seg1.m4s"))
+        }
+    }
+
+    @Test("a closing answer with more sent behind it arrives whole, read late: the close drains, it does not reset")
+    func closingAnswerIsNotResetByUnreadInput() async throws {
+        let (origin, server, large) = try await HitPathTests.serverWithCachedObject(HitPathTests.largePath)
+        defer { origin.stop() }
+        let port = server.port
+        let (answer, closed) = try await offPool { () -> (RawConnection.Answer, Bool) in
+            let connection = try RawConnection(port: port, timeout: 10)
+            connection.send(
+                RawConnection.request("GET", large, extra: ["Connection: close"])
+                    + String(repeating: "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", count: 6_000))
+            // The answer (6 MiB) waits in the sockets while the server reads and drops what came after it.
+            Thread.sleep(forTimeInterval: 0.5)
+            let answer = try connection.readAnswer()
+            return (answer, connection.serverCloses())
+        }
+        #expect(answer.status == 200)
+        #expect(sameBytes(answer.body, StreamOrigin.pattern(count: 6_291_456)))
+        #expect(closed)
+        #expect(server.isRunning)
+        await server.stop()
     }
 
     @Test(

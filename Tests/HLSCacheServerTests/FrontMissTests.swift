@@ -3,8 +3,8 @@ import HLSCacheTesting
 import Synchronization
 import Testing
 
-/// Misses the event-loop front answers itself (`ConnectionFront+Misses`): the front that started the fill writes the answer
-/// as the fill brings it, with no decoder or responder, and keeps the connection's order and the body's integrity.
+/// Misses the front answers (`ConnectionFront+Planned`): the front that started the fill writes the answer as the fill
+/// brings it, and keeps the connection's order and the body's integrity.
 @Suite("Front misses")
 struct FrontMissTests {
     /// An origin on its own threads: `/slow.ts` sends its head and half of its body, then the rest once `release` is
@@ -145,10 +145,57 @@ struct FrontMissTests {
         }
         #expect(head.hasPrefix("HTTP/1.0 200"), "\(head)")
         #expect(!head.lowercased().contains("transfer-encoding"), "\(head)")
+        let lines = head.lowercased().split(whereSeparator: \.isNewline)
+        #expect(!lines.contains { $0.hasPrefix("content-length:") }, "no length: the body ends with the connection")
         #expect(head.lowercased().contains("connection: close"), "\(head)")
         #expect(TestBytes.equal(body, Self.slowBody))
         #expect(closed)
         #expect(server.isRunning)
+        await server.stop()
+    }
+
+    @Test("a HEAD of a miss of unknown length gives no length, not Content-Length: 0, on both readers")
+    func headOfUnknownLength() async throws {
+        let origin = try Self.unheldOrigin()
+        defer { origin.stop() }
+        let server = try await InProcessServer.start(arguments: ["--allow-host", "127.0.0.1", "--read-ahead", "0"])
+        let port = server.port
+        for (index, extra) in [[], ["Proxy-Connection: keep-alive"]].enumerated() {
+            let target = "/o/http/127.0.0.1:\(origin.port)/chunked.ts?head=\(index)"
+            let head = try await offPool { () -> String in
+                let connection = try RawConnection(port: port, timeout: 20)
+                connection.send(RawConnection.request("HEAD", target, extra: extra))
+                return connection.readResponseHead() ?? ""
+            }
+            #expect(head.hasPrefix("HTTP/1.1 200"), "\(head)")
+            let lines = head.lowercased().split(whereSeparator: \.isNewline)
+            #expect(!lines.contains { $0.hasPrefix("content-length:") }, "\(head)")
+        }
+        await server.stop()
+    }
+
+    @Test("a player that leaves during a miss is logged as 499, not as a failed fetch; the fill goes on")
+    func playerLeavingIsNotAFailure() async throws {
+        let release = Flag()
+        let halfSent = Flag()
+        let origin = try Self.origin(release: release, halfSent: halfSent)
+        defer { origin.stop() }
+        let server = try await InProcessServer.start(arguments: ["--allow-host", "127.0.0.1", "--read-ahead", "0"])
+        let port = server.port
+        let target = "/o/http/127.0.0.1:\(origin.port)/slow.ts"
+        try await offPool {
+            let connection = try RawConnection(port: port, timeout: 20)
+            connection.send(RawConnection.request("GET", target))
+            let deadline = Date().addingTimeInterval(10)
+            while !halfSent.isSet, Date() < deadline { usleep(5_000) }
+            connection.reset()
+        }
+        release.set()
+        try await HitPathTests.waitForEntries(1, on: server)
+        let hit = try await TestHTTP.get(server.url(target))
+        #expect(hit.header("x-cache") == "HIT" && TestBytes.equal(hit.body, Self.slowBody))
+        let log = try await server.settledLog()
+        #expect(!log.contains("fetch failed"), "\(log)")
         await server.stop()
     }
 }

@@ -32,6 +32,10 @@ struct FetchFailure: Sendable {
     /// What is logged when the failure is answered (the access log line always is).
     private let logLine: (level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata)?
 
+    /// `499`, nginx's status for a request whose client closed the connection before its answer: what the access
+    /// log records for a plan cut short by the player leaving.
+    static let clientClosedRequest = HTTPResponse.Status(code: 499, reasonPhrase: "Client Closed Request")
+
     /// The failure of fetching `url` with `error`.
     init(_ error: any Error, url: String) {
         if let invalid = error as? InvalidMPDError {
@@ -50,6 +54,11 @@ struct FetchFailure: Sendable {
             self.init(
                 RequestResolution.loopDetected, loop.description, stale: nil,
                 log: (.error, "parent loop", ["url": "\(loop.url)", "parent": "\(loop.parent)"]))
+            return
+        }
+        if error is CancellationError {
+            // The player left while its answer was planned: the fill goes on for the cache; nothing failed.
+            self.init(Self.clientClosedRequest, "the player left before its answer", stale: nil, log: nil)
             return
         }
         if let error = error as? CacheError, error.isSameKind(as: .tooManyFillsKind) {

@@ -68,6 +68,13 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
     /// The one scheduled check of ``deadline``, if any, and when it runs.
     private var timer: (task: Scheduled<Void>, due: NIODeadline)?
     private var sendTimer: Scheduled<Void>?
+    /// Set once the connection's output is closed after its last answer: what the client still sends is read and
+    /// dropped until it closes its side, or ``lingerTime`` has passed (``closeAfterAnswers()``).
+    private var lingerTimer: Scheduled<Void>?
+    private var lingering = false
+
+    /// How long a connection whose output is closed reads and drops what its client still sends, at most.
+    static let lingerTime = TimeAmount.seconds(2)
 
     /// - Parameters:
     ///   - counter: the server's open-connection count.
@@ -155,14 +162,18 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
         timer = nil
         sendTimer?.cancel()
         sendTimer = nil
+        lingerTimer?.cancel()
+        lingerTimer = nil
         if counted {
             counted = false
             counter.open.subtract(1, ordering: .relaxed)
         }
     }
 
-    /// Bytes arrived: the first of a request starts the request-head clock (once earlier answers are written).
+    /// Bytes arrived: the first of a request starts the request-head clock (once earlier answers are written). After
+    /// the output is closed, they are dropped.
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !lingering else { return }
         if !headStarted {
             headStarted = true
             if closeAfter.isEmpty { arm(timeouts.requestHead, context: context) }
@@ -170,11 +181,58 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
         context.fireChannelRead(data)
     }
 
+    /// The front keeps the start of a request head: its clock is the request head's (an answer started in the same
+    /// read stopped it).
+    func partialHeadWaiting() {
+        headStarted = true
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        // Draining: the next read is asked for here (the front asks no more).
+        guard !lingering else {
+            context.read()
+            return
+        }
+        context.fireChannelReadComplete()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if lingering, case ChannelEvent.inputClosed = event {
+            // The client closed its side: everything it was sent has been read or never will be.
+            context.close(promise: nil)
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    /// Closes the connection after its answers without losing them to a reset: a socket closed with input unread
+    /// resets the connection, and the client's kernel then drops what it had not yet delivered of the last answer
+    /// (a client that pipelined requests after a closing one, or kept sending). So the output is closed first, once
+    /// the answers written are on their way; then what the client still sends is read and dropped until it closes its
+    /// side (or ``lingerTime`` has passed), and the connection is closed, with nothing unread.
+    func closeAfterAnswers() {
+        guard let context, !lingering else { return }
+        lingering = true
+        deadline = nil
+        let output = context.eventLoop.makePromise(of: Void.self)
+        context.close(mode: .output, promise: output)
+        output.futureResult.assumeIsolated().whenComplete { result in
+            guard case .success = result, context.channel.isActive else {
+                context.close(promise: nil)
+                return
+            }
+            self.lingerTimer = context.eventLoop.assumeIsolated().scheduleTask(in: Self.lingerTime) {
+                context.close(promise: nil)
+            }
+            context.read()
+        }
+    }
+
     /// An answer is written: close after it, or, the last one written, start the clock.
     private func answerWritten(closing: Bool, context: ChannelHandlerContext) {
         unwrittenEnds -= 1
         if closing {
-            context.channel.close(promise: nil)
+            closeAfterAnswers()
         } else if closeAfter.isEmpty, unwrittenEnds == 0 {
             arm(headStarted ? timeouts.requestHead : timeouts.idle, context: context)
         }

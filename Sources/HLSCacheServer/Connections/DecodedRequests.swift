@@ -18,7 +18,8 @@ struct DecodedRequest {
 /// Behind NIO's HTTP/1 decoder, on a connection ``ConnectionFront`` handed over (from the first request its scanner
 /// does not read whole): gives each request the decoder reads, once its end has come, to the front
 /// (``ConnectionFront/take(decoded:)``), which answers it as it answers the requests it reads itself. A decoding error
-/// is a 400, after the answers before it, and the connection closes.
+/// is a 400, after the answers before it, and the connection closes; so is a body past ``DecodedRequest/maxBodyBytes``
+/// a 413, given as soon as it is (the rest of its request is dropped).
 ///
 /// The decoder is a second producer of the front's exchanges, not a second answerer.
 final class DecodedRequests: ChannelInboundHandler, RemovableChannelHandler {
@@ -43,16 +44,17 @@ final class DecodedRequests: ChannelInboundHandler, RemovableChannelHandler {
         case .body(var part):
             guard var request = reading else { return }
             reading = nil
-            if !request.bodyTooLarge {
-                var body = request.body ?? context.channel.allocator.buffer(capacity: part.readableBytes)
-                if body.readableBytes + part.readableBytes > DecodedRequest.maxBodyBytes {
-                    request.bodyTooLarge = true
-                    request.body = nil
-                } else {
-                    body.writeBuffer(&part)
-                    request.body = body
-                }
+            var body = request.body ?? context.channel.allocator.buffer(capacity: part.readableBytes)
+            guard body.readableBytes + part.readableBytes <= DecodedRequest.maxBodyBytes else {
+                // Refused now, not once the rest has come (it may never end): the rest of the request is dropped,
+                // and the refusal closes the connection.
+                request.bodyTooLarge = true
+                request.body = nil
+                front.take(decoded: request)
+                return
             }
+            body.writeBuffer(&part)
+            request.body = body
             reading = request
         case .end:
             guard let request = reading else { return }

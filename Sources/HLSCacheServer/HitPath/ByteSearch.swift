@@ -32,13 +32,17 @@ enum ByteSearch {
         }
     }
 
-    /// Whether `bytes` hold `CRLF CRLF` starting at or after `offset` (of their readable bytes).
+    /// Whether `bytes` may hold a head's end starting at or after `offset` (of their readable bytes): a line feed
+    /// followed by another, or by `CR LF` (`CRLF CRLF`, and the bare line feeds the scanner refuses at once, which
+    /// must not wait for more bytes).
     static func containsHeadEnd(_ bytes: ByteBuffer, from offset: Int) -> Bool {
         bytes.withUnsafeReadableBytes { raw in
-            guard raw.count >= 4 else { return false }
-            var index = offset
-            while index + 3 < raw.count {
-                if raw[index] == 13, raw[index + 1] == 10, raw[index + 2] == 13, raw[index + 3] == 10 { return true }
+            var index = max(0, offset)
+            while index + 1 < raw.count {
+                if raw[index] == 10 {
+                    if raw[index + 1] == 10 { return true }
+                    if raw[index + 1] == 13, index + 2 < raw.count, raw[index + 2] == 10 { return true }
+                }
                 index += 1
             }
             return false

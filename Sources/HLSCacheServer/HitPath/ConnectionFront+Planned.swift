@@ -97,9 +97,9 @@ extension ConnectionFront {
         if machine.planning { planTask = task }
     }
 
-    /// Closes the connection once `written` completes.
+    /// Closes the connection once `written` completes (its output, then its input once drained: ``ConnectionGuard``).
     private func closeWhenWritten(_ written: EventLoopFuture<Void>, context: ChannelHandlerContext) {
-        written.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+        written.assumeIsolated().whenComplete { _ in self.connection.closeAfterAnswers() }
     }
 
     /// An answer whose entry file was cut short under it: its entries go, and the connection ends (nothing is written:
@@ -146,7 +146,8 @@ extension ConnectionFront {
         let closing = closing || endsWithConnection
         if endsWithConnection { machine.closesAfterPlan() }
         var head = context.channel.allocator.buffer(capacity: 512)
-        answer.writeHead(closing: closing, chunked: chunked, http10: http10, into: &head)
+        answer.writeHead(
+            closing: closing, chunked: chunked, http10: http10, delimitedByClose: endsWithConnection, into: &head)
         var last = context.eventLoop.makePromise(of: Void.self)
         context.writeAndFlush(wrapOutboundOut(.byteBuffer(head)), promise: last)
         var sent: Int64 = 0

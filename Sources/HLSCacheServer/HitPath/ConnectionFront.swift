@@ -80,7 +80,7 @@ final class ConnectionFront: ChannelDuplexHandler, RemovableChannelHandler, Roun
             unpark(context: context)
             var bytes = unwrapInboundIn(data)
             if var unread {
-                let searchFrom = unreadIsPartialHead ? max(0, unread.readableBytes - 3) : nil
+                let searchFrom = unreadIsPartialHead ? max(0, unread.readableBytes - 2) : nil
                 self.unread = nil
                 unread.writeBuffer(&bytes)
                 bytes = unread
@@ -123,6 +123,8 @@ final class ConnectionFront: ChannelDuplexHandler, RemovableChannelHandler, Roun
             case .incomplete:
                 unread = bytes
                 unreadIsPartialHead = true
+                // Its clock is the request head's, even behind an answer started in this read.
+                connection.partialHeadWaiting()
                 return false
             case .other:
                 handOver(bytes, context: context)
@@ -252,7 +254,7 @@ final class ConnectionFront: ChannelDuplexHandler, RemovableChannelHandler, Roun
         resumeUnread(context: context)
         let released = machine.releasedWhenIdle()
         if released.contains(.reads) { reads.release(context: context) }
-        if released.contains(.quiesce) { context.channel.close(promise: nil) }
+        if released.contains(.quiesce) { connection.closeAfterAnswers() }
         if released.contains(.inputClosed) { inputClosed(ChannelEvent.inputClosed, context: context) }
     }
 
@@ -295,7 +297,7 @@ final class ConnectionFront: ChannelDuplexHandler, RemovableChannelHandler, Roun
         if event is ChannelShouldQuiesceEvent {
             // Shutting down: a parked request is planned, as any other in progress, before the quiesce goes on.
             unpark(context: context)
-            if machine.quiesce() == .passOn { context.channel.close(promise: nil) }
+            if machine.quiesce() == .passOn { connection.closeAfterAnswers() }
             return
         }
         if case ChannelEvent.inputClosed = event {

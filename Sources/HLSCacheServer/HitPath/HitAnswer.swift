@@ -153,7 +153,12 @@ extension Answer {
     ///     front streams as it arrives (``ConnectionFront``), whose end a reader must be able to tell from a cut.
     ///   - http10: the request was HTTP/1.0: the answer says so (an HTTP/1.0 client reads no chunks: its body of
     ///     unknown length ends with the connection), and `Connection: keep-alive` when the connection stays open.
-    func writeHead(closing: Bool, chunked: Bool = false, http10: Bool = false, into buffer: inout ByteBuffer) {
+    ///   - delimitedByClose: the body, of unknown length, ends with the connection (to an HTTP/1.0 client): no
+    ///     length is given. A HEAD answer of unknown length gives none either.
+    func writeHead(
+        closing: Bool, chunked: Bool = false, http10: Bool = false, delimitedByClose: Bool = false,
+        into buffer: inout ByteBuffer
+    ) {
         if status == .ok, !http10 {
             buffer.writeStaticString("HTTP/1.1 200 OK\r\n")
         } else {
@@ -177,7 +182,9 @@ extension Answer {
         }
         if chunked {
             buffer.writeStaticString("Transfer-Encoding: chunked\r\n")
-        } else if length == nil, status.code >= 200, status.code != 204, status.code != 304 {
+        } else if length == nil, !delimitedByClose, record.method != "HEAD", status.code >= 200, status.code != 204,
+            status.code != 304
+        {
             buffer.writeStaticString("Content-Length: 0\r\n")
         }
         buffer.writeImmutableBuffer(ServerFields.lines)

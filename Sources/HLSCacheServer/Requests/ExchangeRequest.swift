@@ -81,10 +81,23 @@ package enum DecodedHead: Equatable {
             return
         }
         let method = HTTPRequest.Method(head.method.rawValue) ?? .get
-        var request = fields.request(method: method, target: head.uri, anyHosts: true)
+        var request = fields.request(method: method, target: Self.originForm(head.uri), anyHosts: true)
         request.closes = ClosingRule.closes(
             major: head.version.major, minor: head.version.minor, tokens: fields.connection, upgrades: upgrades)
         request.isHTTP10 = version < (1, 1)
         self = .request(request)
+    }
+
+    /// The origin form (`/path?query`) of a request target: an absolute-form one (`http://host/path`, which a server
+    /// must accept, RFC 9112 section 3.2.2) loses its scheme and authority, as the `Host` it names is ours; any other
+    /// form is kept as it came.
+    static func originForm(_ target: String) -> String {
+        let utf8 = target.utf8
+        guard utf8.first != UInt8(ascii: "/"), let colon = utf8.firstIndex(of: UInt8(ascii: ":")) else { return target }
+        let scheme = target[..<colon].lowercased()
+        guard scheme == "http" || scheme == "https", target[colon...].hasPrefix("://") else { return target }
+        let authority = target.index(colon, offsetBy: 3)
+        guard let path = target[authority...].firstIndex(where: { $0 == "/" || $0 == "?" }) else { return "/" }
+        return target[path] == "?" ? "/" + target[path...] : String(target[path...])
     }
 }

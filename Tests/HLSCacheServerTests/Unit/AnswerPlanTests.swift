@@ -141,7 +141,8 @@ struct AnswerPlanTests {
             (OriginError.connectFailure(url: url, detail: "refused"), 502, true),
             (OriginError.truncatedBody(url: url, received: 1, expected: 2, detail: "reset"), 502, true),
             (InvalidPlaylistError(url: url, error: .missingHeader(line: 1)), 502, false),
-            (CancellationError(), 502, false),
+            // A plan cancelled: its player left (the fill goes on); not a failure of the origin.
+            (CancellationError(), 499, false),
         ]
         for (error, status, stale) in cases {
             let failure = FetchFailure(error, url: url)
