@@ -254,7 +254,7 @@ final class ConnectionFront: ChannelDuplexHandler, RemovableChannelHandler, Roun
         resumeUnread(context: context)
         let released = machine.releasedWhenIdle()
         if released.contains(.reads) { reads.release(context: context) }
-        if released.contains(.quiesce) { connection.closeAfterAnswers() }
+        if released.contains(.quiesce) { closeIdle(context: context) }
         if released.contains(.inputClosed) { inputClosed(ChannelEvent.inputClosed, context: context) }
     }
 
@@ -270,6 +270,14 @@ final class ConnectionFront: ChannelDuplexHandler, RemovableChannelHandler, Roun
         }
         if connection.hasDecoder { context.fireUserInboundEventTriggered(event) }
         if !machine.isBusy { context.channel.close(promise: nil) }
+    }
+
+    /// Closes the connection for a quiesce, now that it is idle: at once (nothing is unread on an idle connection,
+    /// so the close resets nothing), unless its last answer closes it, which the guard does after that answer,
+    /// draining what the client still sends (``ConnectionGuard/closeAfterAnswers()``).
+    private func closeIdle(context: ChannelHandlerContext) {
+        guard machine.reading != .closing else { return }
+        context.channel.close(promise: nil)
     }
 
     /// Reads the requests kept while they waited.
@@ -297,7 +305,7 @@ final class ConnectionFront: ChannelDuplexHandler, RemovableChannelHandler, Roun
         if event is ChannelShouldQuiesceEvent {
             // Shutting down: a parked request is planned, as any other in progress, before the quiesce goes on.
             unpark(context: context)
-            if machine.quiesce() == .passOn { connection.closeAfterAnswers() }
+            if machine.quiesce() == .passOn { closeIdle(context: context) }
             return
         }
         if case ChannelEvent.inputClosed = event {
