@@ -13,6 +13,7 @@ let package = Package(
     products: [
         .executable(name: "hlscache", targets: ["hlscache"]),
         .library(name: "ByteRanges", targets: ["ByteRanges"]),
+        .library(name: "ManifestURLs", targets: ["ManifestURLs"]),
         .library(name: "HLSPlaylist", targets: ["HLSPlaylist"]),
         .library(name: "DASHManifest", targets: ["DASHManifest"]),
         .library(name: "OriginClient", targets: ["OriginClient"]),
@@ -35,7 +36,10 @@ let package = Package(
     ],
     targets: [
         .target(name: "ByteRanges", swiftSettings: swiftSettings),
-        .target(name: "HLSPlaylist", dependencies: ["ByteRanges"], swiftSettings: swiftSettings),
+        // URL resolution (RFC 3986), the proxy and custom-scheme forms and the rewrite limits: one resolver for
+        // every manifest kind.
+        .target(name: "ManifestURLs", swiftSettings: swiftSettings),
+        .target(name: "HLSPlaylist", dependencies: ["ByteRanges", "ManifestURLs"], swiftSettings: swiftSettings),
         .systemLibrary(
             name: "CCurl",
             pkgConfig: "libcurl",
@@ -47,7 +51,7 @@ let package = Package(
             pkgConfig: "libxml-2.0",
             providers: [.apt(["libxml2-dev"]), .brew(["libxml2"])]
         ),
-        .target(name: "DASHManifest", dependencies: ["CLibXML2", "HLSPlaylist"], swiftSettings: swiftSettings),
+        .target(name: "DASHManifest", dependencies: ["CLibXML2", "ManifestURLs"], swiftSettings: swiftSettings),
         // glibc's <malloc.h> (mallopt), part of libc6-dev: no package of its own.
         .systemLibrary(name: "CMalloc"),
         .target(name: "SegmentCache", dependencies: ["ByteRanges", "CMalloc"], swiftSettings: swiftSettings),
@@ -69,7 +73,7 @@ let package = Package(
         .target(
             name: "OriginCache",
             dependencies: [
-                "ByteRanges", "DASHManifest", "HLSPlaylist", "OriginClient", "SegmentCache",
+                "ByteRanges", "DASHManifest", "HLSPlaylist", "ManifestURLs", "OriginClient", "SegmentCache",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -77,12 +81,12 @@ let package = Package(
         .target(
             name: "HLSCacheServer",
             dependencies: [
-                "ByteRanges", "DASHManifest", "HLSPlaylist", "OriginClient", "SegmentCache", "OriginCache",
+                "ByteRanges", "DASHManifest", "HLSPlaylist", "ManifestURLs", "OriginClient", "SegmentCache", "OriginCache",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOExtras", package: "swift-nio-extras"),
-                                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -94,7 +98,7 @@ let package = Package(
         .target(
             name: "HLSPrefetch",
             dependencies: [
-                "ByteRanges", "DASHManifest", "HLSPlaylist", "OriginClient", "SegmentCache", "OriginCache",
+                "ByteRanges", "DASHManifest", "HLSPlaylist", "ManifestURLs", "OriginClient", "SegmentCache", "OriginCache",
             ],
             swiftSettings: swiftSettings
         ),
@@ -103,7 +107,7 @@ let package = Package(
         .target(
             name: "HLSCacheCommands",
             dependencies: [
-                "DASHManifest", "HLSPlaylist", "HLSCacheServer", "HLSPrefetch", "OriginCache", "OriginClient",
+                "DASHManifest", "HLSPlaylist", "HLSCacheServer", "HLSPrefetch", "ManifestURLs", "OriginCache", "OriginClient",
                 "SegmentCache",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -119,7 +123,7 @@ let package = Package(
         .executableTarget(
             name: "hlscache-fuzz",
             dependencies: [
-                "ByteRanges", "DASHManifest", "HLSCacheServer", "HLSPlaylist", "OriginCache", "SegmentCache",
+                "ByteRanges", "DASHManifest", "HLSCacheServer", "HLSPlaylist", "ManifestURLs", "OriginCache", "SegmentCache",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -128,7 +132,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "hlscache-bench",
-            dependencies: ["ByteRanges", "CEpoll", "DASHManifest", "HLSPlaylist", "OriginClient", "SegmentCache"],
+            dependencies: ["ByteRanges", "CEpoll", "DASHManifest", "HLSPlaylist", "ManifestURLs", "OriginClient", "SegmentCache"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -184,12 +188,12 @@ let package = Package(
         ),
         .testTarget(
             name: "DASHManifestTests",
-            dependencies: ["DASHManifest", "HLSCacheTesting", "HLSPlaylist"],
+            dependencies: ["DASHManifest", "HLSCacheTesting", "ManifestURLs"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "HLSPlaylistTests",
-            dependencies: ["ByteRanges", "HLSCacheTesting", "HLSPlaylist"],
+            dependencies: ["ByteRanges", "HLSCacheTesting", "HLSPlaylist", "ManifestURLs"],
             swiftSettings: swiftSettings
         ),
     ]

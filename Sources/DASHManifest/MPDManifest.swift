@@ -1,5 +1,5 @@
 import CLibXML2
-import HLSPlaylist
+import ManifestURLs
 
 /// MPEG-DASH manifests: parsed with libxml2 (no network, no entities, no DTD), read into the ``MPD`` model, and
 /// rewritten so that every URL a player fetches comes back to hlscache.
@@ -30,7 +30,7 @@ public enum MPDManifest {
     ///   - mapping: how a resolved URL is written (the proxy form, or the reverse mode's paths).
     /// - Returns: the rewritten document (UTF-8, with an XML declaration) and the model.
     /// - Throws: ``MPDError``, as ``parse(_:url:)``; `tooLarge` when a URL written would be longer than
-    ///   ``RewriteLimits/maxURIBytes`` or the output larger than ``RewriteLimits`` allows a playlist of that size.
+    ///   `RewriteLimits.maxURIBytes` or the output larger than `RewriteLimits` allows a playlist of that size.
     public static func rewrite(
         _ bytes: [UInt8], url: String, mapping: URIMapping
     ) throws(MPDError) -> (bytes: [UInt8], mpd: MPD) {

@@ -2,6 +2,7 @@ import ArgumentParser
 import DASHManifest
 import Foundation
 import HLSPlaylist
+import ManifestURLs
 
 /// `hlscache rewrite`: prints a playlist or an MPD with every URL mapped to the proxy (or custom-scheme) form.
 struct RewriteCommand: ParsableCommand {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import HLSPlaylist
+import ManifestURLs
 
 /// `hlscache url`: prints the proxied URL of each origin URL, by the very function the server uses.
 struct URLCommand: ParsableCommand {

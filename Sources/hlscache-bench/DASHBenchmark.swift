@@ -1,6 +1,7 @@
 import DASHManifest
 import Foundation
 import HLSPlaylist
+import ManifestURLs
 import SegmentCache
 
 /// `hlscache-bench dash-generate FILE` writes the benchmark's MPD; `hlscache-bench dash FILE` times parse +

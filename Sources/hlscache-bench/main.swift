@@ -1,5 +1,6 @@
 import Foundation
 import HLSPlaylist
+import ManifestURLs
 import OriginClient
 import SegmentCache
 

@@ -3,6 +3,7 @@ import DASHManifest
 import Foundation
 import HLSCacheServer
 import HLSPlaylist
+import ManifestURLs
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1

@@ -1,6 +1,6 @@
 import DASHManifest
 import Foundation
-import HLSPlaylist
+import ManifestURLs
 import Testing
 
 /// MPDs an origin (or any URL a viewer names) may send to take the process down: every number overflows into an

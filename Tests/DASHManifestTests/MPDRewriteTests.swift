@@ -1,6 +1,6 @@
 import Foundation
 import HLSCacheTesting
-import HLSPlaylist
+import ManifestURLs
 import Testing
 
 @testable import DASHManifest

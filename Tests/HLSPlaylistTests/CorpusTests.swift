@@ -1,6 +1,7 @@
 import Foundation
 import HLSCacheTesting
 import HLSPlaylist
+import ManifestURLs
 import Testing
 
 /// Runs the parser and rewriter over every playlist of `../shared/corpus`.

@@ -1,4 +1,5 @@
 import HLSPlaylist
+import ManifestURLs
 import Testing
 
 @Suite("Typed errors")

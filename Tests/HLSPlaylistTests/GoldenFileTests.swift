@@ -1,6 +1,7 @@
 import Foundation
 import HLSCacheTesting
 import HLSPlaylist
+import ManifestURLs
 import Testing
 
 /// Hand-written input/expected pairs under `Fixtures/playlists/` (see its README).

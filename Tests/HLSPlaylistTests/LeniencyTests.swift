@@ -1,4 +1,5 @@
 import HLSPlaylist
+import ManifestURLs
 import Testing
 
 /// Each leniency real players have, pinned.

@@ -1,6 +1,7 @@
 import Foundation
 import HLSCacheTesting
 import HLSPlaylist
+import ManifestURLs
 import Testing
 
 /// Numbers an origin writes are checked once, at parse time: out of range is a typed error with the line, not a

@@ -1,6 +1,7 @@
 import Foundation
 import HLSCacheTesting
 import HLSPlaylist
+import ManifestURLs
 import Testing
 
 @Suite("Proxy URL and custom scheme mappings")

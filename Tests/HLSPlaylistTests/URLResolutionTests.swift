@@ -1,4 +1,5 @@
 import HLSPlaylist
+import ManifestURLs
 import Testing
 
 /// Reference resolution through the rewriter, checked against RFC 3986 section 5.4's own examples.

@@ -1,4 +1,4 @@
-import HLSPlaylist
+import ManifestURLs
 
 /// One object a player of a static MPD fetches: an initialization segment, a media segment, an index, or a byte
 /// range of a file.

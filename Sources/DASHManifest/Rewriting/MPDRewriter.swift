@@ -1,4 +1,4 @@
-import HLSPlaylist
+import ManifestURLs
 
 /// Rewrites every URL a player fetches from an MPD so that it comes back to hlscache, and nothing else.
 ///

@@ -1,5 +1,6 @@
 import Foundation
 import HLSPlaylist
+import ManifestURLs
 
 /// `GET /play?src=/o/<scheme>/<host>/<path>` (forward mode): a page that plays a proxied stream with the browser's
 /// own `<video>` element (native HLS in Safari and current Chromium), so that an operator can look at what the

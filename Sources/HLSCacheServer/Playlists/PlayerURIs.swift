@@ -1,4 +1,5 @@
 import HLSPlaylist
+import ManifestURLs
 
 /// The URIs players are given for origin URLs: the one mapping that rewritten manifests use, and that fleet
 /// read-ahead uses to ask for a segment exactly as a player will.

@@ -3,6 +3,7 @@ import CoreMetrics
 import DASHManifest
 import Foundation
 import HLSPlaylist
+import ManifestURLs
 import NIOCore
 import OriginCache
 import SegmentCache

@@ -1,6 +1,7 @@
 import ByteRanges
 import HLSPlaylist
 import HTTPTypes
+import ManifestURLs
 import OriginClient
 import SegmentCache
 

@@ -1,5 +1,6 @@
 import Foundation
 import HLSPlaylist
+import ManifestURLs
 import OriginClient
 
 /// Turns a request target into the origin URL it stands for.

@@ -1,3 +1,5 @@
+import ManifestURLs
+
 /// Where one attribute of an attribute list lies in a line's bytes.
 struct AttributeSpan: Sendable {
     var nameStart: Int

@@ -1,3 +1,5 @@
+import ManifestURLs
+
 /// What one pass over a playlist's bytes, eight at a time, tells the parser before it reads a line: where each LF
 /// is, and whether a CR, a byte outside ASCII or a `{` occurs at all.
 ///

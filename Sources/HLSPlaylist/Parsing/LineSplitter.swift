@@ -1,4 +1,5 @@
 import Foundation
+import ManifestURLs
 
 /// Splits bytes into lines at LF, CRLF or a bare CR.
 struct LineSplitter {

@@ -82,14 +82,14 @@ public struct PlaylistError: Error, Sendable, Hashable, CustomStringConvertible 
         PlaylistError(.numberOutOfRange, line: line, reason: "number out of range in \(tag): \(value.prefix(64))")
     }
 
-    /// The rewritten playlist would be larger than ``RewriteLimits`` allow (an EXT-X-DEFINE expansion bomb).
+    /// The rewritten playlist would be larger than `RewriteLimits` allow (an EXT-X-DEFINE expansion bomb).
     public static func outputTooLarge(line: Int, limit: Int) -> PlaylistError {
         PlaylistError(
             .outputTooLarge, line: line,
             reason: "rewritten playlist would exceed \(limit) bytes (EXT-X-DEFINE expansion or URIs too long)")
     }
 
-    /// A URI is longer than ``RewriteLimits/maxURIBytes`` once its variables are substituted.
+    /// A URI is longer than `RewriteLimits.maxURIBytes` once its variables are substituted.
     public static func uriTooLong(line: Int, limit: Int) -> PlaylistError {
         PlaylistError(.uriTooLong, line: line, reason: "URI longer than \(limit) bytes after variable substitution")
     }

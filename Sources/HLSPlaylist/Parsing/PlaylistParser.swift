@@ -1,4 +1,5 @@
 import Foundation
+import ManifestURLs
 
 extension Playlist {
     /// Parses a playlist.

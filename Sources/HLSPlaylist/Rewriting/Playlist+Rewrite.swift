@@ -1,3 +1,5 @@
+import ManifestURLs
+
 extension Playlist {
     /// Rewrites every URI place and serializes the result.
     ///

@@ -1,4 +1,5 @@
 import ByteRanges
+import ManifestURLs
 
 /// Where a media segment is fetched from: its resolved URL and, for an EXT-X-BYTERANGE segment, which bytes.
 public struct SegmentTarget: Sendable, Hashable {

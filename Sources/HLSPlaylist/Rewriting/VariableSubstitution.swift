@@ -1,3 +1,6 @@
+import Foundation
+import ManifestURLs
+
 /// EXT-X-DEFINE variable substitution (RFC 8216bis section 4.3) in URIs.
 enum VariableSubstitution {
     /// Checks that every `{$NAME}` in a URI place is declared by some EXT-X-DEFINE.
@@ -118,5 +121,19 @@ enum VariableSubstitution {
             if result[name] == nil { result[name] = parts.count > 1 ? String(parts[1]) : "" }
         }
         return result
+    }
+}
+
+extension UnsafeBufferPointer where Element == UInt8 {
+    /// Whether `{$` occurs anywhere: without it, no variable work is needed.
+    func containsVariableReference() -> Bool {
+        guard let base = baseAddress, count > 1 else { return false }
+        var offset = 0
+        while offset < count - 1, let found = memchr(base + offset, Int32(UInt8(ascii: "{")), count - 1 - offset) {
+            let index = UnsafeRawPointer(found) - UnsafeRawPointer(base)
+            if base[index + 1] == UInt8(ascii: "$") { return true }
+            offset = index + 1
+        }
+        return false
     }
 }

@@ -1,3 +1,5 @@
+import ManifestURLs
+
 extension Playlist {
     /// The playlist's lines joined with LF, ending with a newline: an unmodified parse gives back exactly the
     /// input's lines (a BOM and CR line endings are not written).

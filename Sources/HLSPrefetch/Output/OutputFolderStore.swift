@@ -1,6 +1,7 @@
 import ByteRanges
 import DASHManifest
 import HLSPlaylist
+import ManifestURLs
 import OriginClient
 
 /// Prefetches into a self-contained folder (`--output DIR`): objects under `media/`, playlists rewritten to

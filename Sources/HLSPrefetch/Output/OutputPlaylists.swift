@@ -1,5 +1,6 @@
 import Foundation
 import HLSPlaylist
+import ManifestURLs
 
 /// The playlists of an `--output` folder: every URI relative to the folder, every listed file present.
 enum OutputPlaylists {

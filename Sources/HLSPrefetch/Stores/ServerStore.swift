@@ -1,4 +1,5 @@
 import HLSPlaylist
+import ManifestURLs
 import OriginClient
 
 /// Prefetches by pulling every object through a running hlscache (`--server BASE_URL`), which caches it.

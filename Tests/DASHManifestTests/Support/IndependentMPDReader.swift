@@ -1,5 +1,4 @@
 import Foundation
-import HLSPlaylist
 
 #if canImport(FoundationXML)
 import FoundationXML

@@ -42,8 +42,7 @@ public struct URIMapping: Sendable {
     /// into `output`; only a custom function needs the URL on its own, in `scratch`.
     /// - Returns: false when the target is not an `http`/`https` URL or the mapping leaves it alone; `output` is
     ///   then as it was.
-    @inline(__always)
-    func append(
+    package func append(
         resolving reference: UnsafeBufferPointer<UInt8>, against base: BaseURL, scratch: inout ByteWriter,
         to output: inout ByteWriter
     ) -> Bool {

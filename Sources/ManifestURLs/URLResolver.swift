@@ -1,6 +1,6 @@
 /// The components of an absolute base URL, as byte ranges of `bytes`.
-struct BaseURL: Sendable {
-    let bytes: [UInt8]
+package struct BaseURL: Sendable {
+    package let bytes: [UInt8]
     let scheme: Range<Int>
     let hasAuthority: Bool
     let authority: Range<Int>
@@ -11,7 +11,7 @@ struct BaseURL: Sendable {
     let directoryHasDotSegment: Bool
 
     /// Parses an absolute URL (`scheme:` required); returns `nil` for a relative one.
-    init?(_ string: String) {
+    package init?(_ string: String) {
         let bytes = Array(string.utf8)
         let parts = bytes.withUnsafeBufferPointer { URLReference($0, 0..<$0.count) }
         guard let scheme = parts.scheme else { return nil }
@@ -30,7 +30,7 @@ struct BaseURL: Sendable {
     }
 
     /// The query string of the URL, without `?`.
-    var queryString: String? { query.map { String(decoding: bytes[$0], as: UTF8.self) } }
+    package var queryString: String? { query.map { String(decoding: bytes[$0], as: UTF8.self) } }
 }
 
 /// The components of a URI reference (RFC 3986 section 4.1), as ranges of its bytes.
@@ -89,21 +89,21 @@ struct URLReference {
 }
 
 /// Where the parts of a resolved absolute URL lie in the output buffer.
-struct ResolvedLayout {
+package struct ResolvedLayout {
     /// Start of the URL in the buffer.
-    var start: Int
+    package var start: Int
     /// The scheme, without `:`.
-    var scheme: Range<Int>
+    package var scheme: Range<Int>
     /// The authority, without `//`.
-    var authority: Range<Int>
+    package var authority: Range<Int>
     /// Path, query and fragment.
-    var rest: Range<Int>
+    package var rest: Range<Int>
 }
 
 /// RFC 3986 section 5.2 reference resolution, writing the target URL into a byte buffer.
-enum URLResolver {
+package enum URLResolver {
     /// What is written between the scheme and the authority.
-    enum SchemeJoin {
+    package enum SchemeJoin {
         /// `://`, the URL itself.
         case url
         /// `/`, the URL's form in a proxy path (``ProxyURL``).
@@ -114,7 +114,7 @@ enum URLResolver {
     /// - Parameter join: what goes between the scheme and the authority; `.url` unless writing a proxy path.
     /// - Returns: the layout of the target, or `nil` when the target is not an `http`/`https` URL with an
     ///   authority (such places are left untouched); `output` is then restored.
-    static func resolve(
+    package static func resolve(
         _ reference: UnsafeBufferPointer<UInt8>,
         against base: BaseURL,
         into output: inout ByteWriter,

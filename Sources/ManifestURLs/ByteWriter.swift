@@ -2,20 +2,23 @@ import Foundation
 
 /// A growable byte buffer whose appends are one `memcpy` (the generic `Array.append(contentsOf:)` copies
 /// byte by byte), used for the rewriter's output and scratch URLs.
-struct ByteWriter: ~Copyable {
-    private(set) var base: UnsafeMutablePointer<UInt8>
-    private(set) var count = 0
-    private var capacity: Int
+///
+/// Inlinable: the playlist rewriter, in another target, appends to it in its inner loops.
+package struct ByteWriter: ~Copyable {
+    @usableFromInline package var base: UnsafeMutablePointer<UInt8>
+    @usableFromInline package var count = 0
+    @usableFromInline var capacity: Int
 
-    init(capacity: Int) {
+    @inlinable
+    package init(capacity: Int) {
         self.capacity = max(capacity, 64)
         self.base = .allocate(capacity: self.capacity)
     }
 
     deinit { base.deallocate() }
 
-    @inline(__always)
-    private mutating func reserve(_ extra: Int) {
+    @usableFromInline @inline(__always)
+    mutating func reserve(_ extra: Int) {
         guard count + extra > capacity else { return }
         var newCapacity = capacity * 2
         while newCapacity < count + extra { newCapacity *= 2 }
@@ -26,15 +29,15 @@ struct ByteWriter: ~Copyable {
         capacity = newCapacity
     }
 
-    @inline(__always)
-    mutating func append(_ byte: UInt8) {
+    @inlinable @inline(__always)
+    package mutating func append(_ byte: UInt8) {
         reserve(1)
         base[count] = byte
         count += 1
     }
 
-    @inline(__always)
-    mutating func append(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) {
+    @inlinable @inline(__always)
+    package mutating func append(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) {
         guard !range.isEmpty, let source = bytes.baseAddress else { return }
         let length = range.count
         reserve(length)
@@ -67,24 +70,29 @@ struct ByteWriter: ~Copyable {
         count += length
     }
 
-    @inline(__always)
-    mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) { append(bytes, 0..<bytes.count) }
+    @inlinable @inline(__always)
+    package mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) { append(bytes, 0..<bytes.count) }
 
-    @inline(__always)
-    mutating func append(_ bytes: [UInt8]) { bytes.withUnsafeBufferPointer { append($0) } }
+    @inlinable @inline(__always)
+    package mutating func append(_ bytes: [UInt8]) { bytes.withUnsafeBufferPointer { append($0) } }
 
     /// Bytes written so far, as a buffer valid until the next append.
-    var bytes: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: base, count: count) }
+    @inlinable
+    package var bytes: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: base, count: count) }
 
-    mutating func removeAll() { count = 0 }
+    @inlinable
+    package mutating func removeAll() { count = 0 }
 
-    mutating func truncate(to length: Int) { count = min(count, length) }
+    @inlinable
+    package mutating func truncate(to length: Int) { count = min(count, length) }
 
     /// The byte at `index`.
-    subscript(index: Int) -> UInt8 { base[index] }
+    @inlinable
+    package subscript(index: Int) -> UInt8 { base[index] }
 
     /// A copy of the bytes as an array.
-    var array: [UInt8] { Array(bytes) }
+    @inlinable
+    package var array: [UInt8] { Array(bytes) }
 }
 
 /// Byte strings used when writing URLs.
@@ -92,18 +100,4 @@ enum Literal {
     static let schemeSeparator: [UInt8] = Array("://".utf8)
     static let proxyPrefix: [UInt8] = Array("/o/".utf8)
     static let customPrefix: [UInt8] = Array("hlscache-".utf8)
-}
-
-extension UnsafeBufferPointer where Element == UInt8 {
-    /// Whether `{$` occurs anywhere: without it, no variable work is needed.
-    func containsVariableReference() -> Bool {
-        guard let base = baseAddress, count > 1 else { return false }
-        var offset = 0
-        while offset < count - 1, let found = memchr(base + offset, Int32(UInt8(ascii: "{")), count - 1 - offset) {
-            let index = UnsafeRawPointer(found) - UnsafeRawPointer(base)
-            if base[index + 1] == UInt8(ascii: "$") { return true }
-            offset = index + 1
-        }
-        return false
-    }
 }
