@@ -78,10 +78,21 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // What a request head says (the front's scanner, the decoder's heads, the closing rule): what the server
+        // answers on, and what the request fuzzer reads without the server.
+        .target(
+            name: "RequestHeads",
+            dependencies: [
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "HLSCacheServer",
             dependencies: [
-                "ByteRanges", "DASHManifest", "HLSPlaylist", "ManifestURLs", "OriginClient", "SegmentCache", "OriginCache",
+                "ByteRanges", "DASHManifest", "HLSPlaylist", "ManifestURLs", "OriginClient", "SegmentCache", "OriginCache", "RequestHeads",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -120,10 +131,25 @@ let package = Package(
             dependencies: ["HLSCacheCommands"],
             swiftSettings: swiftSettings
         ),
+        // The fuzzers' one entry point (libFuzzer's driver, or a harness run over files).
+        .target(name: "FuzzDriver", swiftSettings: swiftSettings),
+        // The parsers' fuzzer: no server in it.
         .executableTarget(
             name: "hlscache-fuzz",
             dependencies: [
-                "ByteRanges", "DASHManifest", "HLSCacheServer", "HLSPlaylist", "ManifestURLs", "OriginCache", "SegmentCache",
+                "ByteRanges", "DASHManifest", "FuzzDriver", "HLSPlaylist", "ManifestURLs", "OriginCache", "RequestHeads",
+                "SegmentCache",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The server's request path, from a hostile head to the answer's plan.
+        .executableTarget(
+            name: "hlscache-fuzz-exchange",
+            dependencies: [
+                "FuzzDriver", "HLSCacheServer",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -168,7 +194,7 @@ let package = Package(
             dependencies: [
                 "ByteRanges", "DASHManifest", "HLSCacheServer", "HLSCacheTesting", "HLSPlaylist", "OriginCache",
                 "OriginClient",
-                "SegmentCache", "hlscache", "HLSCacheCommands",
+                "RequestHeads", "SegmentCache", "hlscache", "HLSCacheCommands",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

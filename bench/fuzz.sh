@@ -8,20 +8,29 @@
 #        fuzzer,address: fuzzer alone runs two to three times faster, and still stops on every trap; HLSCACHE_FUZZ_TIMEOUT
 #        the seconds one input may take, default 10, wall time, so give more on a machine busy with other work)
 # Crashes are kept in bench/out/fuzz/<name>/ (crash-*, oom-*, timeout-*): reproduce one with
-#   swift run hlscache-fuzz <name> FILE
+#   swift run hlscache-fuzz <name> FILE   (swift run hlscache-fuzz-exchange exchange FILE for the exchange harness)
 # and turn it into a regression test before fixing it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs="${1:-10000000}"
-targets="${HLSCACHE_FUZZ_TARGETS:-playlist range target mpd request}"
+targets="${HLSCACHE_FUZZ_TARGETS:-playlist range target mpd request exchange}"
 corpus="${HLSCACHE_CORPUS:-$(cd .. && pwd)/shared/corpus}"
 sanitize="${HLSCACHE_FUZZ_SANITIZE:-fuzzer,address}"
 timeout_seconds="${HLSCACHE_FUZZ_TIMEOUT:-10}"
 scratch=.build-fuzz
 if [ "$sanitize" != "fuzzer,address" ]; then scratch=".build-fuzz-${sanitize//,/-}"; fi
-swift build -c release --product hlscache-fuzz --scratch-path "$scratch" \
-    -Xswiftc -DHLSCACHE_FUZZ -Xswiftc -sanitize="$sanitize" -Xswiftc -use-ld=lld >&2
-bin="$(swift build -c release --scratch-path "$scratch" --show-bin-path)/hlscache-fuzz"
+# Two programs: hlscache-fuzz (the parsers, no server in it) and hlscache-fuzz-exchange (the server's request path,
+# harness `exchange`); each is built only when one of its harnesses runs.
+programs=""
+for name in $targets; do
+    case "$name" in exchange) program=hlscache-fuzz-exchange ;; *) program=hlscache-fuzz ;; esac
+    case " $programs " in *" $program "*) ;; *) programs="$programs $program" ;; esac
+done
+for program in $programs; do
+    swift build -c release --product "$program" --scratch-path "$scratch" \
+        -Xswiftc -DHLSCACHE_FUZZ -Xswiftc -sanitize="$sanitize" -Xswiftc -use-ld=lld >&2
+done
+bin_dir="$(swift build -c release --scratch-path "$scratch" --show-bin-path)"
 out=bench/out/fuzz
 mkdir -p "$out"
 
@@ -47,7 +56,7 @@ seed_dir() {
                 printf '%s' "$seed" > "$dir/$index"; index=$((index + 1))
             done
             ;;
-        request)
+        request | exchange)
             local index=0
             for seed in "GET /o/https/cdn.test/a.ts HTTP/1.1\r\nHost: h\r\n\r\n" \
                 "HEAD /a?b=c HTTP/1.1\r\nRange: bytes=1-2\r\nConnection: keep-alive, close\r\n\r\n" \
@@ -83,8 +92,10 @@ fuzz_one() {
     log="$out/$name/log"
     rm -f "$out/$name/figures"
     set +e
-    # The request harness's cache directories go under the harness's own folder, not /tmp.
+    # The exchange harness's cache directories go under the harness's own folder, not /tmp.
     mkdir -p "$out/$name/tmp"
+    local bin="$bin_dir/hlscache-fuzz"
+    if [ "$name" = exchange ]; then bin="$bin_dir/hlscache-fuzz-exchange"; fi
     TMPDIR="$PWD/$out/$name/tmp" HLSCACHE_FUZZ_TARGET="$name" "$bin" "$work" "$seeds" -runs="$runs" -max_len=4096 \
         -rss_limit_mb=2048 -timeout="$timeout_seconds" -artifact_prefix="$out/$name/" -print_final_stats=1 -print_coverage=1 \
         >"$log" 2>&1

@@ -165,6 +165,7 @@ extern int pthread_setname_np(pthread_t thread, const char *name);
 #if defined(__linux__)
 // Also _GNU_SOURCE only; the mask is a plain array of 1,024 bits here (glibc's cpu_set_t).
 extern int sched_getaffinity(pid_t pid, size_t cpusetsize, void *mask);
+extern int sched_setaffinity(pid_t pid, size_t cpusetsize, const void *mask);
 #endif
 
 #if defined(__linux__)
@@ -216,6 +217,48 @@ static inline int hlscache_bind_thread(pthread_t thread, int cpu) {
 /// Binds the calling thread to processor `cpu` (0 to 1023): 0, or the error number.
 static inline int hlscache_bind_current_thread(int cpu) {
     return hlscache_bind_thread(pthread_self(), cpu);
+}
+
+/// Writes the processors in the affinity mask of thread `tid` (a kernel thread id of this process, as listed in
+/// /proc/self/task) to `cpus`, as ``hlscache_affinity_list`` does for the calling thread.
+static inline int hlscache_thread_affinity_list(int tid, int *cpus, int capacity) {
+#if defined(__linux__)
+    unsigned long long mask[16];
+    memset(mask, 0, sizeof mask);
+    if (sched_getaffinity((pid_t)tid, sizeof mask, mask) != 0) return -1;
+    int count = 0;
+    for (int cpu = 0; cpu < 1024; cpu++) {
+        if ((mask[cpu / 64] >> (cpu % 64)) & 1ULL) {
+            if (count < capacity) cpus[count] = cpu;
+            count++;
+        }
+    }
+    return count;
+#else
+    (void)tid;
+    (void)cpus;
+    (void)capacity;
+    return -1;
+#endif
+}
+
+/// Sets the affinity mask of thread `tid` (this process's) to the `count` processors of `cpus` (each 0 to 1023):
+/// 0, or the error number.
+static inline int hlscache_set_thread_affinity(int tid, const int *cpus, int count) {
+#if defined(__linux__)
+    unsigned long long mask[16];
+    memset(mask, 0, sizeof mask);
+    for (int index = 0; index < count; index++) {
+        if (cpus[index] < 0 || cpus[index] >= 1024) return EINVAL;
+        mask[cpus[index] / 64] |= 1ULL << (cpus[index] % 64);
+    }
+    return sched_setaffinity((pid_t)tid, sizeof mask, mask) == 0 ? 0 : errno;
+#else
+    (void)tid;
+    (void)cpus;
+    (void)count;
+    return ENOSYS;
+#endif
 }
 
 /// Names the calling thread (at most 15 bytes are kept on Linux), for debuggers and `top -H`.

@@ -3,41 +3,54 @@ import Foundation
 /// A growable byte buffer whose appends are one `memcpy` (the generic `Array.append(contentsOf:)` copies
 /// byte by byte), used for the rewriter's output and scratch URLs.
 ///
-/// Inlinable: the playlist rewriter, in another target, appends to it in its inner loops.
-package struct ByteWriter: ~Copyable {
-    @usableFromInline package var base: UnsafeMutablePointer<UInt8>
-    @usableFromInline package var count = 0
+/// Inlinable (and so public: this compiler inlines an `@inlinable package` declaration into no other target): the
+/// playlist rewriter, in another target, appends to it in its inner loops.
+public struct ByteWriter: ~Copyable {
+    @usableFromInline var base: UnsafeMutablePointer<UInt8>
+    @usableFromInline var written = 0
     @usableFromInline var capacity: Int
 
+    /// How many bytes are written.
+    @inlinable public var count: Int { written }
+
+    /// An empty buffer with room for `capacity` bytes (at least 64).
     @inlinable
-    package init(capacity: Int) {
+    public init(capacity: Int) {
         self.capacity = max(capacity, 64)
         self.base = .allocate(capacity: self.capacity)
     }
 
     deinit { base.deallocate() }
 
-    @usableFromInline @inline(__always)
+    @inlinable @inline(__always)
     mutating func reserve(_ extra: Int) {
-        guard count + extra > capacity else { return }
+        guard written + extra > capacity else { return }
+        grow(toHold: extra)
+    }
+
+    /// Reallocates, doubling, so that `extra` more bytes fit (the rare path: not inlined).
+    @usableFromInline
+    mutating func grow(toHold extra: Int) {
         var newCapacity = capacity * 2
-        while newCapacity < count + extra { newCapacity *= 2 }
+        while newCapacity < written + extra { newCapacity *= 2 }
         let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
-        grown.update(from: base, count: count)
+        grown.update(from: base, count: written)
         base.deallocate()
         base = grown
         capacity = newCapacity
     }
 
+    /// Appends one byte.
     @inlinable @inline(__always)
-    package mutating func append(_ byte: UInt8) {
+    public mutating func append(_ byte: UInt8) {
         reserve(1)
-        base[count] = byte
-        count += 1
+        base[written] = byte
+        written += 1
     }
 
+    /// Appends the bytes of `bytes` in `range`.
     @inlinable @inline(__always)
-    package mutating func append(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) {
+    public mutating func append(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) {
         guard !range.isEmpty, let source = bytes.baseAddress else { return }
         let length = range.count
         reserve(length)
@@ -45,7 +58,7 @@ package struct ByteWriter: ~Copyable {
             // Two overlapping moves cover 4...32 bytes with no loop and no call: URL parts and most tag lines are
             // that short.
             let from = UnsafeRawPointer(source + range.lowerBound)
-            let to = UnsafeMutableRawPointer(base + count)
+            let to = UnsafeMutableRawPointer(base + written)
             if length > 16 {
                 let head = from.loadUnaligned(as: SIMD16<UInt8>.self)
                 let tail = from.loadUnaligned(fromByteOffset: length &- 16, as: SIMD16<UInt8>.self)
@@ -62,37 +75,41 @@ package struct ByteWriter: ~Copyable {
                 to.storeBytes(of: head, as: UInt32.self)
                 to.storeBytes(of: tail, toByteOffset: length &- 4, as: UInt32.self)
             } else {
-                for offset in 0..<length { base[count &+ offset] = from.load(fromByteOffset: offset, as: UInt8.self) }
+                for offset in 0..<length { base[written &+ offset] = from.load(fromByteOffset: offset, as: UInt8.self) }
             }
         } else {
-            (base + count).update(from: source + range.lowerBound, count: length)
+            (base + written).update(from: source + range.lowerBound, count: length)
         }
-        count += length
+        written += length
     }
 
+    /// Appends all of `bytes`.
     @inlinable @inline(__always)
-    package mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) { append(bytes, 0..<bytes.count) }
+    public mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) { append(bytes, 0..<bytes.count) }
 
+    /// Appends all of `bytes`.
     @inlinable @inline(__always)
-    package mutating func append(_ bytes: [UInt8]) { bytes.withUnsafeBufferPointer { append($0) } }
+    public mutating func append(_ bytes: [UInt8]) { bytes.withUnsafeBufferPointer { append($0) } }
 
     /// Bytes written so far, as a buffer valid until the next append.
     @inlinable
-    package var bytes: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: base, count: count) }
+    public var bytes: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: base, count: written) }
 
+    /// Empties the buffer, keeping its memory.
     @inlinable
-    package mutating func removeAll() { count = 0 }
+    public mutating func removeAll() { written = 0 }
 
+    /// Keeps the first `length` bytes.
     @inlinable
-    package mutating func truncate(to length: Int) { count = min(count, length) }
+    public mutating func truncate(to length: Int) { written = min(written, length) }
 
     /// The byte at `index`.
     @inlinable
-    package subscript(index: Int) -> UInt8 { base[index] }
+    public subscript(index: Int) -> UInt8 { base[index] }
 
     /// A copy of the bytes as an array.
     @inlinable
-    package var array: [UInt8] { Array(bytes) }
+    public var array: [UInt8] { Array(bytes) }
 }
 
 /// Byte strings used when writing URLs.

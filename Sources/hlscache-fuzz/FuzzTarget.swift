@@ -1,18 +1,19 @@
 import ByteRanges
 import DASHManifest
 import Foundation
-import HLSCacheServer
+import FuzzDriver
 import HLSPlaylist
 import ManifestURLs
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
 import OriginCache
+import RequestHeads
 import SegmentCache
 
 /// The fuzzing harnesses: each feeds one input to a parser that takes hostile bytes and exercises what is computed
 /// from the result, so that a trap anywhere on the way is a crash libFuzzer reports.
-enum FuzzTarget: String, CaseIterable {
+enum FuzzTarget: String, FuzzHarness {
     /// The HLS parser, the number checks, the rewriter (with its limits), the segment walk and the reference walk.
     case playlist
     /// The `Range` and `Content-Range` parsers and the key and window computed from them.
@@ -22,16 +23,9 @@ enum FuzzTarget: String, CaseIterable {
     /// The MPD parser (libxml2 and the model reader) and the MPD rewriter.
     case mpd
     /// The front's request head scanner, against the HTTP/1 decoder (a head it reads that the decoder reads
-    /// otherwise is a crash), then the rest of the request path up to the answer's plan (``RequestPathProbe``), in
-    /// forward and reverse mode; what the scanner does not read, through the decoder and the same path.
+    /// otherwise is a crash); what the scanner does not read, through the decoder into ``DecodedHead``. The rest of
+    /// the request path, up to the answer's plan, is `hlscache-fuzz-exchange`'s harness.
     case request
-
-    /// The harness `HLSCACHE_FUZZ_TARGET` names (`playlist` when unset).
-    static let selected: FuzzTarget = {
-        let name = ProcessInfo.processInfo.environment["HLSCACHE_FUZZ_TARGET"] ?? "playlist"
-        guard let target = FuzzTarget(rawValue: name) else { fatalError("unknown HLSCACHE_FUZZ_TARGET \(name)") }
-        return target
-    }()
 
     /// Runs the harness on one input.
     func run(_ input: UnsafeBufferPointer<UInt8>) {
@@ -111,11 +105,10 @@ enum FuzzTarget: String, CaseIterable {
         else {
             fatalError("the scanner read \(request) from a head the decoder reads as \(parts) (\(decoded))")
         }
-        for probe in probes { _ = probe.plan(bytes) }
     }
 
     /// What the scanner does not read goes to the HTTP/1 decoder, as the server hands it the rest of the connection:
-    /// each head it reads (a few at most) is planned as the front plans it.
+    /// each head it reads (a few at most) is read as the front reads it (``DecodedHead``: a request or a refusal).
     private static func decodedRequests(_ bytes: [UInt8]) {
         let channel = EmbeddedChannel(
             handler: ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)))
@@ -124,7 +117,9 @@ enum FuzzTarget: String, CaseIterable {
         while heads < 8, let part = try? channel.readInbound(as: HTTPServerRequestPart.self) {
             guard case .head(let head) = part else { continue }
             heads += 1
-            for probe in probes { _ = probe.plan(decoded: head) }
+            if case .request(let request) = DecodedHead(head) {
+                _ = DecodedHead.originForm(request.target)
+            }
         }
         _ = try? channel.finish()
     }
@@ -133,21 +128,6 @@ enum FuzzTarget: String, CaseIterable {
     private static let keys = CacheKeyPolicy(
         ignoredQuery: [try! QueryNamePattern("token"), try! QueryNamePattern("X-Amz-*")],
         ignoredManifestQuery: [try! QueryNamePattern("sig")])
-
-    /// The request path's probes, forward and reverse mode, on a cache directory of their own.
-    private static let probes: [RequestPathProbe] = {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "hlscache-fuzz-\(getpid())"
-        ).path
-        do {
-            return [
-                try RequestPathProbe(cacheDirectory: directory + "/forward"),
-                try RequestPathProbe(cacheDirectory: directory + "/reverse", reverseOrigin: "https://origin.example/b"),
-            ]
-        } catch {
-            fatalError("cannot make the request path's probes: \(error)")
-        }
-    }()
 
     private static func target(_ text: String) {
         guard let origin = ProxyURL.origin(fromPath: text),

@@ -1,6 +1,7 @@
 import HTTPTypes
 import NIOCore
 import OriginCache
+import RequestHeads
 import SegmentCache
 import Synchronization
 

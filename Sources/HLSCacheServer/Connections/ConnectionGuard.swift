@@ -1,5 +1,6 @@
 import NIOCore
 import NIOHTTP1
+import RequestHeads
 import Synchronization
 
 /// How many connections are open, across the server: shared by every connection's ``ConnectionGuard``.

@@ -1,6 +1,7 @@
 import HTTPTypes
 import NIOCore
 import NIOHTTP1
+import RequestHeads
 
 /// A request the HTTP/1 decoder read, whole: what its head asks for, and its body (up to ``maxBodyBytes``).
 struct DecodedRequest {

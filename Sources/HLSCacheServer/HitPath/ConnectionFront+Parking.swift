@@ -1,4 +1,5 @@
 import NIOCore
+import RequestHeads
 import SegmentCache
 
 /// LL-HLS blocking reloads parked in ``ConnectionFront`` while the fill they would join is in flight.

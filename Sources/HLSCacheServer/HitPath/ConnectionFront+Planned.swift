@@ -2,6 +2,7 @@ import HTTPTypes
 import Logging
 import NIOCore
 import OriginCache
+import RequestHeads
 import SegmentCache
 
 /// The answers ``ConnectionFront`` plans off the event loop: a request for an origin object the cache does not hold

@@ -1,5 +1,6 @@
 import HTTPTypes
 import NIOCore
+import RequestHeads
 import SegmentCache
 
 /// The one handler that answers an HTTP/1 connection's requests: it reads each request head straight from the bytes

@@ -2,6 +2,7 @@ import HTTPTypes
 import NIOCore
 import NIOHTTP1
 import OriginCache
+import RequestHeads
 import SegmentCache
 
 extension Answer {

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import NIOCore
 import OriginCache
+import RequestHeads
 import SegmentCache
 
 /// What the hit path does with a request it cannot answer at once: the fill it starts before the responder takes

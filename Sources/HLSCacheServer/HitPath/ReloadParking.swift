@@ -1,5 +1,6 @@
 import NIOCore
 import OriginCache
+import RequestHeads
 import SegmentCache
 
 /// How a connection parks LL-HLS blocking playlist reloads on its event loop, one at a time, while the fill they

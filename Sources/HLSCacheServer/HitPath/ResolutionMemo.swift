@@ -1,6 +1,7 @@
 import HTTPTypes
 import NIOCore
 import NIOPosix
+import RequestHeads
 import SegmentCache
 import Synchronization
 

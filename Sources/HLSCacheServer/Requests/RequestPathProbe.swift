@@ -4,10 +4,11 @@ import HTTPTypes
 import Logging
 import NIOCore
 import NIOHTTP1
+import RequestHeads
 import SegmentCache
 
 /// The request path as the server takes a request, from its head (the scanner's, or the HTTP/1 decoder's) to the plan
-/// of its answer, with no socket: for the fuzzing harness (`hlscache-fuzz request`), which runs it over hostile heads
+/// of its answer, with no socket: for the fuzzing harness (`hlscache-fuzz-exchange exchange`), which runs it over hostile heads
 /// so that a trap anywhere on the way (the scanner, the decoder's head and its refusals, the resolution with its
 /// address verdict, range and key, the route, the object head, the preflight, the answer's head bytes, the access
 /// record's fields) is a crash it reports. Each origin object is planned as a hit on an object of a few lengths.

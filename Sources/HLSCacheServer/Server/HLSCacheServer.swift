@@ -80,6 +80,11 @@ public struct HLSCacheServer: Sendable {
             .init(service: CacheJanitorService(cache: components.cache)),
             .init(service: listeners),
         ]
+        if !components.placement.processors.isEmpty {
+            services.append(
+                .init(service: StrayThreadService(placement: components.placement), successTerminationBehavior: .ignore)
+            )
+        }
         if let parent = configuration.fill.parent {
             services.append(
                 .init(
@@ -152,6 +157,8 @@ extension HLSCacheServer {
     /// - Returns: the placement as logged.
     fileprivate static func bindThreads(_ components: ServerComponents) async -> String {
         let placement = components.placement
+        // Started before the loops are bound, so that they do not inherit a loop's processor.
+        _ = DiskThreads.shared
         var refused = await placement.bindEventLoops()
         for (index, bound) in components.origin.client.boundWorkerProcessors.enumerated()
         where index < placement.processors.count && bound != placement.processors[index] {

@@ -51,6 +51,21 @@ struct ThreadPlacement: Sendable, Equatable {
             allowed: ProcessorAffinity.allowed(), usable: ProcessorAffinity.usableCount)
     }
 
+    /// The names of the threads bound on purpose: the event loops (NIO's singleton group) and the origin threads.
+    static let boundThreadPrefixes = ["NIO-SGLTN-", "hlscache-curl"]
+
+    /// Gives the threads started from a bound one since (a concurrency pool thread started by a loop's task, the
+    /// disk threads started by a loop's first fill) the process's whole mask again: they inherit their starter's
+    /// processor otherwise, and two pool threads on one core halve the pool.
+    /// - Returns: how many threads were unbound.
+    @discardableResult
+    func unbindStrayThreads() -> Int {
+        guard !processors.isEmpty else { return 0 }
+        return ProcessorAffinity.unbindStrayThreads(to: processors) { _, name in
+            Self.boundThreadPrefixes.contains { name.hasPrefix($0) }
+        }
+    }
+
     /// For the log: the processors, or why none.
     var summary: String {
         processors.isEmpty

@@ -1,4 +1,5 @@
 import CCurl
+import Foundation
 
 #if canImport(Glibc)
 import Glibc
@@ -32,6 +33,44 @@ public enum ProcessorAffinity {
 
     /// How many processors the process may use: its affinity mask's, fewer when its cgroup has a CPU quota.
     public static var usableCount: Int { UsableProcessors.count }
+
+    /// Gives every thread of the process that `keeps` does not name the mask `processors` again when it has another: a thread inherits the affinity of the thread that starts it, so a pool thread (the
+    /// concurrency pool's, the disk's) started from a bound event loop would otherwise stay on that loop's processor.
+    /// - Parameters:
+    ///   - processors: the mask unbound threads have (the process's, ``allowed()`` before any binding).
+    ///   - keeps: whether the thread of that kernel id and name (`comm`, at most 15 bytes) is bound on purpose.
+    /// - Returns: how many threads were given the mask again.
+    @discardableResult
+    public static func unbindStrayThreads(
+        to processors: [Int], keeping keeps: (_ tid: Int32, _ name: String) -> Bool
+    ) -> Int {
+        guard !processors.isEmpty,
+            let tids = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")
+        else { return 0 }
+        let wanted = processors.map(Int32.init)
+        var unbound = 0
+        for tid in tids.compactMap(Int32.init) {
+            let name = (try? String(contentsOfFile: "/proc/self/task/\(tid)/comm", encoding: .utf8)) ?? ""
+            if keeps(tid, name.trimmingCharacters(in: .newlines)) { continue }
+            var mask = [Int32](repeating: 0, count: 1024)
+            let count = mask.withUnsafeMutableBufferPointer { hlscache_thread_affinity_list(tid, $0.baseAddress, 1024) }
+            guard count > 0, Array(mask.prefix(Int(min(count, 1024)))) != wanted else { continue }
+            if wanted.withUnsafeBufferPointer({ hlscache_set_thread_affinity(tid, $0.baseAddress, Int32($0.count)) })
+                == 0
+            {
+                unbound += 1
+            }
+        }
+        return unbound
+    }
+
+    /// The kernel id of the calling thread (as listed in /proc/self/task), or `nil` when it cannot be read.
+    public static var currentThreadID: Int32? {
+        guard let link = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self") else {
+            return nil
+        }
+        return link.split(separator: "/").last.flatMap { Int32($0) }
+    }
 
     /// Binds the calling thread to `processor`.
     /// - Throws: ``BindingError`` when the kernel refuses (a processor outside the process's CPU set).

@@ -2,6 +2,7 @@ import HTTPTypes
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
+import RequestHeads
 import Testing
 
 @testable import HLSCacheServer

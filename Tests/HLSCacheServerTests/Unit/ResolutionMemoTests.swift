@@ -1,4 +1,5 @@
 import HTTPTypes
+import RequestHeads
 import SegmentCache
 import Testing
 

@@ -31,7 +31,7 @@ package enum RequestHeadScanner {
     }
 
     /// Reads the head at the start of `bytes`.
-    static func scan(head bytes: UnsafeBufferPointer<UInt8>) -> Scan {
+    package static func scan(head bytes: UnsafeBufferPointer<UInt8>) -> Scan {
         var cursor = Cursor(bytes: bytes)
         // The request line: method SP origin-form target SP HTTP/1.1 CRLF.
         let method: HTTPRequest.Method

@@ -3,16 +3,16 @@ import HTTPTypes
 /// The fields of a request head the hit path reads, gathered as they come: the one list of them, and what each
 /// decides, for both readers of a head (``RequestHeadScanner`` from the connection's bytes, ``ExchangeRequest/init(_:)``
 /// from the HTTP/1 decoder's head).
-struct ExchangeRequestFields {
-    var hosts = 0
+package struct ExchangeRequestFields {
+    package var hosts = 0
     /// The `Connection` tokens, for ``ClosingRule``.
-    var connection = ClosingRule.Tokens()
-    var origin: String?
-    var range: String?
-    var via: String?
-    var requestHeaders: String?
-    var readAhead: String?
-    var authorization: String?
+    package var connection = ClosingRule.Tokens()
+    package var origin: String?
+    package var range: String?
+    package var via: String?
+    package var requestHeaders: String?
+    package var readAhead: String?
+    package var authorization: String?
 
     /// Takes one field.
     /// - Parameters:
@@ -21,7 +21,9 @@ struct ExchangeRequestFields {
     ///   - fromBytes: whether the head is read from the connection's bytes, where what only the decoder may read
     ///     (body framing, `Expect`, `Proxy-Connection`, a tab in `Connection`) is refused too.
     /// - Returns: `false` for a field that makes the request another's to read (an upgrade, and those above).
-    mutating func add(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>, fromBytes: Bool) -> Bool {
+    package mutating func add(
+        name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>, fromBytes: Bool
+    ) -> Bool {
         switch name.count {
         case 4 where Self.equal(name, "host"): hosts += 1
         case 5 where Self.equal(name, "range"): Self.join(&range, value)
@@ -50,13 +52,13 @@ struct ExchangeRequestFields {
 
     /// The request read from the connection's bytes (HTTP/1.1, neither CONNECT nor an upgrade: the only ones read
     /// there), unless it came with no `Host` or more than one (the decoder's to read, and refuse: ``DecodedHead``).
-    func request(method: HTTPRequest.Method, target: String) -> ExchangeRequest? {
+    package func request(method: HTTPRequest.Method, target: String) -> ExchangeRequest? {
         guard hosts == 1 else { return nil }
-        return request(method: method, target: target, anyHosts: true)
+        return requestWithAnyHosts(method: method, target: target)
     }
 
     /// The request, whatever its `Host` fields (the caller checks them), closing as HTTP/1.1 decides.
-    func request(method: HTTPRequest.Method, target: String, anyHosts: Bool) -> ExchangeRequest {
+    package func requestWithAnyHosts(method: HTTPRequest.Method, target: String) -> ExchangeRequest {
         ExchangeRequest(
             method: method, target: target, origin: origin, range: range, via: via,
             accessControlRequestHeaders: requestHeaders, readAhead: readAhead, authorization: authorization,

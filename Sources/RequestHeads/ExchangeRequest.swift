@@ -1,8 +1,8 @@
 import HTTPTypes
 import NIOHTTP1
 
-/// The parts of a request head every answer is decided on: what ``RequestResolution`` resolves (through the one
-/// place that does, ``ResolutionMemo``) and the answer's plan reads. Read from the connection's bytes
+/// The parts of a request head every answer is decided on: what the server's `RequestResolution` resolves (through the
+/// one place that does, `ResolutionMemo`) and the answer's plan reads. Read from the connection's bytes
 /// (``RequestHeadScanner``: GET, HEAD and OPTIONS over HTTP/1.1, in the strict form every client sends) or, on a
 /// connection handed to the HTTP/1 decoder, from the decoder's head (``DecodedHead``: any method, HTTP/1.0 too).
 package struct ExchangeRequest: Equatable {
@@ -18,8 +18,8 @@ package struct ExchangeRequest: Equatable {
     package var via: String?
     /// `Access-Control-Request-Headers`, for a preflight's answer.
     package var accessControlRequestHeaders: String?
-    /// ``RequestResolution/readAheadHeader``'s value: a fleet node's read-ahead, if the node is a peer
-    /// (``RequestResolution``).
+    /// `X-HLSCache-Read-Ahead`'s value: a fleet node's read-ahead, if the node is a peer (the server's
+    /// `RequestResolution` decides).
     package var readAhead: String?
     /// `Authorization`, for the admin routes.
     package var authorization: String?
@@ -29,7 +29,7 @@ package struct ExchangeRequest: Equatable {
     package var isHTTP10 = false
 
     /// A request read by ``RequestHeadScanner``, or by the decoder.
-    init(
+    package init(
         method: HTTPRequest.Method, target: String, origin: String?, range: String?, via: String?,
         accessControlRequestHeaders: String?, readAhead: String?, authorization: String? = nil, closes: Bool,
         isHTTP10: Bool = false
@@ -81,7 +81,7 @@ package enum DecodedHead: Equatable {
             return
         }
         let method = HTTPRequest.Method(head.method.rawValue) ?? .get
-        var request = fields.request(method: method, target: Self.originForm(head.uri), anyHosts: true)
+        var request = fields.requestWithAnyHosts(method: method, target: Self.originForm(head.uri))
         request.closes = ClosingRule.closes(
             major: head.version.major, minor: head.version.minor, tokens: fields.connection, upgrades: upgrades)
         request.isHTTP10 = version < (1, 1)
@@ -91,7 +91,7 @@ package enum DecodedHead: Equatable {
     /// The origin form (`/path?query`) of a request target: an absolute-form one (`http://host/path`, which a server
     /// must accept, RFC 9112 section 3.2.2) loses its scheme and authority, as the `Host` it names is ours; any other
     /// form is kept as it came.
-    static func originForm(_ target: String) -> String {
+    package static func originForm(_ target: String) -> String {
         let utf8 = target.utf8
         guard utf8.first != UInt8(ascii: "/"), let colon = utf8.firstIndex(of: UInt8(ascii: ":")) else { return target }
         let scheme = target[..<colon].lowercased()
