@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs="${1:-10000000}"
-targets="${HLSCACHE_FUZZ_TARGETS:-playlist range target mpd request exchange}"
+targets="${HLSCACHE_FUZZ_TARGETS:-playlist range target mpd request exchange cmcd}"
 corpus="${HLSCACHE_CORPUS:-$(cd .. && pwd)/shared/corpus}"
 sanitize="${HLSCACHE_FUZZ_SANITIZE:-fuzzer,address}"
 timeout_seconds="${HLSCACHE_FUZZ_TIMEOUT:-10}"
@@ -70,6 +70,14 @@ seed_dir() {
                 "GET http://h/o/https/cdn.test/a.m3u8 HTTP/1.1\r\nHost: h\r\nHost: i\r\n\r\n" \
                 "POST /o/x HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"; do
                 printf '%b' "$seed" > "$dir/$index"; index=$((index + 1))
+            done
+            ;;
+        cmcd)
+            local index=0
+            for seed in 'CMCD=bl%3D21300%2Cbr%3D3200%2Cd%3D4004%2Cmtp%3D25400%2Cnor%3D%22..%2F300kbps%2Fseg35.m4v%22%2Cot%3Dv%2Csid%3D%226e2fb550-c457-11e9-bb97-0800200c9a66%22%2Ctb%3D6000' \
+                'bl=21300,br=3200,bs,su,ot=av,sf=h,st=l,sid="abc",nor=("a.ts" "b.ts"),nrr="0-99",v=2' \
+                'x=1&CMCD=bs%2Csu&y=2' 'CMCD&CMCD=d%3D-1.5' 'a=?0;p=1,b=:aGk=:,c=*tok/x' 'bl=1,bl=2'; do
+                printf '%s' "$seed" > "$dir/$index"; index=$((index + 1))
             done
             ;;
         target)

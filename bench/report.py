@@ -26,6 +26,8 @@ TARGETS = {
     "serve_playlist_vod10k_vs_nginx_static": (">= 0.5", lambda v: v >= 0.5, "rewritten 10k playlist / nginx"),
     "serve_playlist_live20_vs_nginx_static": (">= 0.8", lambda v: v >= 0.8, "rewritten live playlist / nginx"),
     "serve_100kib_vs_varnish": (">= 1.0", lambda v: v >= 1.0, "cached 100 KiB hit rps / Varnish's hit"),
+    "serve_100kib_cmcd_vs_plain": (
+        ">= 0.97", lambda v: v >= 0.97, "cached 100 KiB hit rps with an hls.js CMCD query / the same without"),
     "serve_playlist_live20_vs_varnish": (">= 1.0", lambda v: v >= 1.0, "rewritten live playlist / Varnish's hit of the same bytes"),
     "serve_logged_vs_quiet_2mib": (">= 0.9", lambda v: v >= 0.9, "2 MiB: (defaults vs nginx with access log) / (quiet vs quiet)"),
     "serve_logged_vs_quiet_100kib": (">= 0.9", lambda v: v >= 0.9, "100 KiB: (defaults vs nginx with access log) / (quiet vs quiet)"),

@@ -183,14 +183,16 @@ wait_up() {
 }
 
 # wrk's requests per second for a URL: wrk_rps URL CONNECTIONS SECONDS
-wrk_rps() { wrk -t2 -c"$2" -d"$3"s "$1" | awk '/Requests\/sec/ {print $2}'; }
+# With a fourth argument, wrk runs that Lua script (bench/tools/cmcd.lua: a CMCD query on every request).
+wrk_rps() { wrk -t2 -c"$2" -d"$3"s ${4:+-s "$4"} "$1" | awk '/Requests\/sec/ {print $2}'; }
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 # Three rounds of wrk -t2 -c64 -d5s on URL_A, then on URL_B: prints NAME_A and NAME_B with their median rps (not
 # for an empty name) and RATIO with the median of the rounds' A/B ratios. One 10 s run each read a 100 KiB ratio of
 # 1.16 in one full run and 0.89 in the next; each round's two figures are taken 5 s apart, B first in round 2.
-# Usage: paired NAME_A URL_A NAME_B URL_B RATIO
+# Usage: paired NAME_A URL_A NAME_B URL_B RATIO   (with paired_script set, URL_A's requests go through that wrk
+# Lua script)
 paired() {
     local rounds a b round
     rounds=$(mktemp)
@@ -198,9 +200,9 @@ paired() {
         # The second round in the reverse order: a drift of the machine's pace weighs on both sides alike.
         if [ "$round" = 2 ]; then
             b=$(wrk_rps "$4" 64 5)
-            a=$(wrk_rps "$2" 64 5)
+            a=$(wrk_rps "$2" 64 5 "${paired_script:-}")
         else
-            a=$(wrk_rps "$2" 64 5)
+            a=$(wrk_rps "$2" 64 5 "${paired_script:-}")
             b=$(wrk_rps "$4" 64 5)
         fi
         echo "$a $b"
@@ -298,6 +300,10 @@ PY
         curl -fs -o /dev/null "$varnish/obj100k.ts"
         paired "" "$proxied/obj100k.ts" varnish_100kib_rps "$varnish/obj100k.ts" serve_100kib_vs_varnish
     fi
+    # The same hits with a typical hls.js CMCD query, changing on every request (bench/tools/cmcd.lua: its nor names
+    # the cached object), against the same hits without, same run: serve_100kib_cmcd_vs_plain >= 0.97 is the target.
+    paired_script=bench/tools/cmcd.lua paired serve_hit_100kib_cmcd_rps "$proxied/obj100k.ts" "" \
+        "$proxied/obj100k.ts" serve_100kib_cmcd_vs_plain
     # Cached rewritten playlists (10,000-segment VOD; 20-segment live) against nginx serving the same bytes.
     local name
     for name in vod10k live20; do

@@ -29,7 +29,7 @@ struct ServeCommand: AsyncParsableCommand {
             .value("max-connections"), .value("max-fills"), .value("request-head-timeout"), .value("idle-timeout"),
             .value("send-timeout"),
             .repeated("cors-origin"), .value("admin-token"), .value("node-name"), .value("fleet-url"),
-            .value("fleet-token"), .value("parent"),
+            .value("fleet-token"), .value("parent"), .value("cmcd-prefetch"), .value("cmcd-prefetch-max-buffer"),
         ]
 
     /// ``environmentOptions`` less the variables of options `arguments` give under another name: an old spelling on
@@ -176,6 +176,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Shield tier: a parent hlscache's base URL that every origin fetch goes through.")
     var parent: String?
 
+    @Option(help: "on: a player's CMCD next-object request (nor) queues that object's fill; off: it does not.")
+    var cmcdPrefetch = "on"
+
+    @Option(help: "Seconds of buffer (CMCD bl) above which a player's nor is not prefetched.")
+    var cmcdPrefetchMaxBuffer: Double = 30
+
     func validate() throws {
         _ = try makeConfiguration()
     }
@@ -205,6 +211,12 @@ struct ServeCommand: AsyncParsableCommand {
         }
         configuration.readAheadCount = readAhead
         configuration.readAheadConcurrency = readAheadConcurrency
+        guard cmcdPrefetch == "on" || cmcdPrefetch == "off" else {
+            throw ValidationError("--cmcd-prefetch must be on or off")
+        }
+        configuration.cmcdPrefetch = cmcdPrefetch == "on"
+        configuration.cmcdPrefetchMaxBuffer = try OriginOptions.seconds(
+            cmcdPrefetchMaxBuffer, "--cmcd-prefetch-max-buffer")
         configuration.memoryCacheBytes = Int(try OriginOptions.size(memoryCacheSize, "--memory-cache-size"))
         guard let affinity = ServerConfiguration.CPUAffinity(rawValue: cpuAffinity) else {
             throw ValidationError("--cpu-affinity must be auto or off")

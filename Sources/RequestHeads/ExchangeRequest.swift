@@ -27,12 +27,15 @@ package struct ExchangeRequest: Equatable {
     package var closes: Bool
     /// Whether the request is HTTP/1.0: its answer says so, and a body of unknown length ends with the connection.
     package var isHTTP10 = false
+    /// The player's CMCD (CTA-5004), taken out of ``target`` (the `CMCD` query parameter) or read from the `CMCD-*`
+    /// headers; the query's when both.
+    package var cmcd: CMCDReport?
 
     /// A request read by ``RequestHeadScanner``, or by the decoder.
     package init(
         method: HTTPRequest.Method, target: String, origin: String?, range: String?, via: String?,
         accessControlRequestHeaders: String?, readAhead: String?, authorization: String? = nil, closes: Bool,
-        isHTTP10: Bool = false
+        isHTTP10: Bool = false, cmcd: CMCDReport? = nil
     ) {
         self.method = method
         self.target = target
@@ -44,6 +47,7 @@ package struct ExchangeRequest: Equatable {
         self.authorization = authorization
         self.closes = closes
         self.isHTTP10 = isHTTP10
+        self.cmcd = cmcd
     }
 
     /// The request the decoder read as `head`, when it is an ordinary one (see ``DecodedHead``).

@@ -13,6 +13,8 @@ package struct ExchangeRequestFields {
     package var requestHeaders: String?
     package var readAhead: String?
     package var authorization: String?
+    /// The `CMCD-Request`, `CMCD-Object`, `CMCD-Status` and `CMCD-Session` values, joined with `,`.
+    package var cmcd: String?
 
     /// Takes one field.
     /// - Parameters:
@@ -36,6 +38,9 @@ package struct ExchangeRequestFields {
             return takeConnectionTokens(value)
         case 21 where Self.equal(name, "x-hlscache-read-ahead"): Self.join(&readAhead, value)
         case 13 where Self.equal(name, "authorization"): Self.join(&authorization, value)
+        case 11 where Self.equal(name, "cmcd-object") || Self.equal(name, "cmcd-status"),
+            12 where Self.equal(name, "cmcd-request") || Self.equal(name, "cmcd-session"):
+            Self.join(&cmcd, value)
         case 30 where Self.equal(name, "access-control-request-headers"): Self.join(&requestHeaders, value)
         case 16 where Self.equal(name, "proxy-connection"):
             // llhttp reads it as `Connection`: from the bytes, the decoder's to read; from its head, its tokens count.
@@ -58,11 +63,15 @@ package struct ExchangeRequestFields {
     }
 
     /// The request, whatever its `Host` fields (the caller checks them), closing as HTTP/1.1 decides.
+    /// The `CMCD` query parameter is taken out of the target here, for both readers of a head: no key, origin request
+    /// or page sees it.
     package func requestWithAnyHosts(method: HTTPRequest.Method, target: String) -> ExchangeRequest {
-        ExchangeRequest(
+        let (target, query) = CMCDQuery.split(target)
+        return ExchangeRequest(
             method: method, target: target, origin: origin, range: range, via: via,
             accessControlRequestHeaders: requestHeaders, readAhead: readAhead, authorization: authorization,
-            closes: ClosingRule.closes(major: 1, minor: 1, tokens: connection))
+            closes: ClosingRule.closes(major: 1, minor: 1, tokens: connection),
+            cmcd: query.map(CMCDReport.init(query:)) ?? cmcd.map(CMCDReport.init(headers:)))
     }
 
     /// Takes the tokens of a `Connection` (or `Proxy-Connection`) value for ``ClosingRule``.

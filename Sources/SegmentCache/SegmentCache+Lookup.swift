@@ -56,6 +56,13 @@ extension SegmentCache {
         return true
     }
 
+    /// Whether this process's index holds an entry of `key` (fresh or not): no file is opened, nothing is counted.
+    /// For a decision about fetching it ahead, not for answering from it.
+    public func holds(_ key: CacheKey) -> Bool {
+        let digest = EntryDigest(key)
+        return withState { $0.index.contains(digest) }
+    }
+
     /// Counts a hit answered without a lookup of its own, from an entry its caller looked up for an identical request
     /// moments before (the requests an LL-HLS fill woke, answered together).
     public func countHit() {

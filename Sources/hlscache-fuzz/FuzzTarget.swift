@@ -26,6 +26,9 @@ enum FuzzTarget: String, FuzzHarness {
     /// otherwise is a crash); what the scanner does not read, through the decoder into ``DecodedHead``. The rest of
     /// the request path, up to the answer's plan, is `hlscache-fuzz-exchange`'s harness.
     case request
+    /// The CMCD parser (CTA-5004's dictionaries, query and header modes) and the `CMCD` parameter's split from a
+    /// target, as a request's head is read: a target whose split keeps a `CMCD` parameter is a crash.
+    case cmcd
 
     /// Runs the harness on one input.
     func run(_ input: UnsafeBufferPointer<UInt8>) {
@@ -35,6 +38,7 @@ enum FuzzTarget: String, FuzzHarness {
         case .target: Self.target(String(decoding: input, as: UTF8.self))
         case .mpd: Self.mpd(Array(input))
         case .request: Self.request(Array(input))
+        case .cmcd: Self.cmcd(String(decoding: input, as: UTF8.self))
         }
     }
 
@@ -122,6 +126,23 @@ enum FuzzTarget: String, FuzzHarness {
             }
         }
         _ = try? channel.finish()
+    }
+
+    private static func cmcd(_ text: String) {
+        for report in [CMCDReport(query: Substring(text)), CMCDReport(headers: text)] {
+            guard case .success(let cmcd) = report.data else { continue }
+            precondition(cmcd.members.count <= CMCD.maxKeys, "more members than the limit")
+            _ = cmcd.integer("bl")
+            _ = cmcd.string("nor")
+            _ = cmcd.flag("bs")
+        }
+        let target = "/o/https/cdn.example/a.ts?" + text
+        let (kept, value) = CMCDQuery.split(target)
+        guard value != nil else { return }
+        let query = kept.split(separator: "?", maxSplits: 1).dropFirst().first ?? ""
+        for parameter in query.split(separator: "&", omittingEmptySubsequences: false) {
+            precondition(parameter != "CMCD" && !parameter.hasPrefix("CMCD="), "a CMCD parameter kept: \(kept)")
+        }
     }
 
     /// The key policy of a server that leaves tokens out of keys (the other policy keeps URLs whole).

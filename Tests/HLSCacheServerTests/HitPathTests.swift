@@ -30,7 +30,8 @@ struct HitPathTests {
             let miss = try await TestHTTP.get(url, headers: decoders)
             #expect(miss.header("x-cache") == "MISS")
             #expect(sameBytes(miss.body, expected))
-            try await Task.sleep(for: .milliseconds(200))
+            // Published once synced, after its answer ended.
+            try await Self.waitForEntries(1, on: server)
             var hits: [TestHTTP.Answer] = []
             for request in requests {
                 let answer = try await TestHTTP.get(url, headers: request.headers + decoders, head: request.head)

@@ -5,8 +5,8 @@ import SegmentCache
 
 extension Answer {
     /// The answer for a request of an origin object that is not a fresh hit (a miss, a fill in flight, a stale or
-    /// expired entry): fetched through the cache and planned here for both writers, the async responder
-    /// (``ProxyResponder``) and the event-loop front, which answers the misses it starts itself (``ConnectionFront``).
+    /// expired entry): fetched through the cache and planned here, for the connection's front that writes it
+    /// (``ConnectionFront``).
     ///
     /// A playlist is rendered, an object answered whole or in part, a failure answered with its reason, or with a
     /// stale copy when the origin failed and one is fit to serve. Fills this request starts send the nodes it passed

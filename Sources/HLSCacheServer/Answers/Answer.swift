@@ -4,13 +4,12 @@ import NIOCore
 import SegmentCache
 
 /// One request's answer, planned once: status, finished headers, body and the access record written when the body
-/// has been sent. Both writers send the same plan: the connection's front (``ConnectionFront``, as bytes: at once, or
-/// streamed as a fill brings it) for every request it reads, and the decoder's responder (``ProxyResponder``, through
-/// ``Answer/response(components:)``) for the requests of a connection the front handed over.
+/// has been sent. One writer sends every plan: the connection's front (``ConnectionFront``, as bytes: at once, or
+/// streamed as a fill brings it), for the requests it reads and those the decoder reads for it.
 ///
 /// The headers every answer carries are added here and nowhere else (``headers``): `X-Request-Id`, `X-Cache`,
-/// `Content-Length`, the CORS headers the request was granted, and a default `Cache-Control: no-store`. The writers
-/// add only what belongs to the connection (`Date`, `Server`, `Connection`).
+/// `Content-Length`, the CORS headers the request was granted, and a default `Cache-Control: no-store`. The writer
+/// adds only what belongs to the connection (`Date`, `Server`, `Connection`).
 struct Answer: Sendable {
     /// What follows the head.
     enum Body: Sendable {

@@ -65,7 +65,8 @@ public struct CORSPolicy: Sendable, Equatable {
     }
 
     /// The headers a page's script may read besides the CORS-safelisted ones.
-    static let exposedHeaders = "Content-Length, Content-Range, Accept-Ranges, X-Cache, Age, X-Request-Id"
+    static let exposedHeaders =
+        "Content-Length, Content-Range, Accept-Ranges, X-Cache, Age, X-Request-Id, CMSD-Static, CMSD-Dynamic"
 
     /// The request headers a page's player may send: `Range` and the CMCD headers (CTA-5004). Nothing else is
     /// granted, whatever a preflight asks for (`Authorization` above all: the admin routes are not for pages).

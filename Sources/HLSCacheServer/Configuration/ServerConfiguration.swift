@@ -25,6 +25,10 @@ public struct ServerConfiguration: Sendable {
     public var readAheadCount: Int = 2
     /// Background read-ahead fetches at once.
     public var readAheadConcurrency: Int = 4
+    /// Whether a request whose CMCD names the next object (`nor`) queues that object's fill (`--cmcd-prefetch`).
+    public var cmcdPrefetch = true
+    /// Above this buffer length (CMCD `bl`), `nor` is not prefetched (`--cmcd-prefetch-max-buffer`).
+    public var cmcdPrefetchMaxBuffer: Duration = .seconds(30)
     /// The longest request target (path and query) accepted.
     public var maxRequestTargetLength: Int = 8192
     /// How long past its expiry a VOD or multivariant manifest is still answered at once from the stale copy while

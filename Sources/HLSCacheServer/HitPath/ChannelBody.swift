@@ -18,7 +18,7 @@ struct ChannelBody {
     /// Whether the body is a file region (`sendfile`).
     var isFile: Bool { slice != nil }
 
-    /// The body of `answer`; `nil` for a body still being filled, which only the responder sends, or for a file
+    /// The body of `answer`; `nil` for a body still being filled, which the front streams as it comes, or for a file
     /// that no longer holds the slice (``FileSlice/isIntact``).
     init?(of answer: Answer) {
         switch answer.body {

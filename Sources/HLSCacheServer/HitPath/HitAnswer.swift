@@ -19,8 +19,8 @@ extension Answer {
     /// whose rewritten copy is kept, or a CORS preflight. A whole hit this thread answered on a lease (a playlist's
     /// rendering, an object's body: ``KeptHit``) is answered again, with no lookup, while the cache renews the lease.
     ///
-    /// Everything else (misses, fills in flight, stale or expired entries, errors, hlscache's own routes) is left to
-    /// ``ProxyResponder``, which plans the same requests with the same ``Answer`` builders.
+    /// Everything else (misses, fills in flight, stale or expired entries, errors, hlscache's own routes) is planned
+    /// (``ConnectionFront``), with the same ``Answer`` builders.
     /// - Parameters:
     ///   - request: what the request head asks for.
     ///   - remembered: ``remembered(_:components:)``.
@@ -65,7 +65,7 @@ extension Answer {
         let key = resolved.key
         let isHead = request.method == .head
         // What decides whether the event loop answers is decided here, before the hit is counted, so that a hit
-        // handed on to the responder is not counted twice.
+        // handed on to the plan is not counted twice.
         enum Plan {
             case playlist(RenderedPlaylist, EntryMetadata, SegmentCache.HitLease?)
             case object(ObjectHead.Outcome, CacheResponse, SegmentCache.HitLease?)
@@ -120,7 +120,7 @@ extension Answer {
         switch answer.body {
         case .none, .memory: break
         case .file: guard canSendFile else { return nil }
-        case .stream: return nil  // never planned here; the responder streams
+        case .stream: return nil  // never planned here; the front streams it
         }
         self = answer
     }
@@ -135,7 +135,8 @@ extension Answer {
         AccessRecord(
             method: request.method.rawValue, path: request.target, id: components.observability.nextRequestID(),
             start: start, originURL: originURL,
-            cors: components.configuration.cors.grant(requestOrigin: request.origin))
+            cors: components.configuration.cors.grant(requestOrigin: request.origin),
+            cmcd: try? request.cmcd?.data.get())
     }
 }
 

@@ -5,13 +5,13 @@ import OriginCache
 import RequestHeads
 import SegmentCache
 
-/// What the hit path does with a request it cannot answer at once: the fill it starts before the responder takes
+/// What the hit path does with a request it cannot answer at once: the fill it starts before the plan takes
 /// the request over, whether the request may park on that fill, and the rendering a parked request waits for.
 extension Answer {
-    /// The object (its ``RequestResolution/ProxiedObject/key``) the responder will fetch for `request` (resolved to
+    /// The object (its ``RequestResolution/ProxiedObject/key``) the plan will fetch for `request` (resolved to
     /// `resolution`) when the hit path left it a miss: a GET of an origin object for the requester itself (not a
     /// fleet child's request for a stored copy, `Via`; not a read-ahead). The caller starts its fill unless one is in
-    /// flight or the cache holds an entry of it (whose fate, stale or not, is the responder's to decide), and may
+    /// flight or the cache holds an entry of it (whose fate, stale or not, is the plan's to decide), and may
     /// park the request on it (``mayPark(_:)``), to be answered with
     /// ``init(hitFor:resolved:components:canSendFile:arrivedAt:batch:)``.
     static func fillToStart(

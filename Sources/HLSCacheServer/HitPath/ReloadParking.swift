@@ -14,7 +14,7 @@ struct ReloadParking {
         case answer(Answer)
         /// Its playlist is published but not rendered yet: it waits once more, to be woken by the same `wake`.
         case waiting
-        /// Anything else (the fill failed, the rendering did not come in time): it goes on to the responder.
+        /// Anything else (the fill failed, the rendering did not come in time): it is planned as any other request.
         case handOn
     }
 
@@ -24,7 +24,7 @@ struct ReloadParking {
     private var awaitingRendering = false
 
     /// How long a parked request whose playlist is published waits for its rendering to be kept before it goes to
-    /// the responder.
+    /// the plan.
     static let renderingPatienceMilliseconds: Int64 = 200
 
     /// Parks a request of `handler`'s on the fill of `key`: when the fill ends, `handler`'s

@@ -54,7 +54,7 @@ final class ResolutionMemo: @unchecked Sendable {
     /// What this thread remembers of `request`'s target, or learns of it now; for a request that is not remembered
     /// (a range, `Via`, a read-ahead), a fresh record that nothing keeps.
     static func remembered(_ request: ExchangeRequest, components: ServerComponents) -> RememberedTarget {
-        // Targets past the server's limit are refused (414) and never kept: the responder may hand on targets of up
+        // Targets past the server's limit are refused (414) and never kept: the decoder may hand on targets of up
         // to the decoder's limit, and a memo of them would hold a thousand of those per thread.
         let memorable =
             request.range == nil && request.via == nil && request.readAhead == nil
@@ -119,7 +119,7 @@ final class ResolutionMemo: @unchecked Sendable {
         keeping.removeAll(keepingCapacity: true)
     }
 
-    /// The one place a request is resolved: every answerer (the event loop's, the responder) and the fuzzers come
+    /// The one place a request is resolved: the connection's front, the CMCD prefetch and the fuzzers come
     /// here, through ``remembered(_:components:)``.
     private static func resolve(_ request: ExchangeRequest, _ components: ServerComponents) -> RequestResolution {
         RequestResolution(

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import RequestHeads
 
 /// One answered request as the access log and the request metrics see it, whichever path answered it.
 struct AccessRecord: Sendable {
@@ -19,6 +20,20 @@ struct AccessRecord: Sendable {
     var originURL: String?
     /// What the CORS policy grants the request's page, applied to whatever answer it gets.
     var cors: CORSPolicy.Grant = .none
+    /// What the player reported with CMCD, when it could be read: its session, bitrate, buffer and starvation are
+    /// logged (`cmcd_sid`, `cmcd_br`, `cmcd_bl`, `cmcd_bs`, each when present).
+    var cmcd: CMCD?
+
+    /// The CMCD fields of the access log, in key order: the member's value as text (a string's without quotes).
+    var cmcdFields: [(key: String, value: String)] {
+        guard let cmcd else { return [] }
+        var fields: [(key: String, value: String)] = []
+        if let value = cmcd.integer("bl") { fields.append(("cmcd_bl", String(value))) }
+        if let value = cmcd.integer("br") { fields.append(("cmcd_br", String(value))) }
+        if case .boolean(let value) = cmcd["bs"] { fields.append(("cmcd_bs", value ? "true" : "false")) }
+        if let value = cmcd.string("sid") { fields.append(("cmcd_sid", value)) }
+        return fields
+    }
 
     /// The access-log line's fields, keys in the order the log handler sorts metadata keys (so that the line is
     /// the same whether it goes through swift-log or straight to the output).
@@ -30,6 +45,7 @@ struct AccessRecord: Sendable {
         return [
             ("bytes", String(max(0, bytes))),
             ("cache", result.header),
+        ] + cmcdFields + [
             ("id", id),
             ("method", method),
             ("ms", String(tenths / 10) + "." + String(tenths % 10)),
@@ -52,6 +68,12 @@ struct AccessRecord: Sendable {
         line.appendDecimal(Int(clamping: max(0, bytes)))
         line.append(contentsOf: " cache=".utf8)
         line.append(contentsOf: result.header.utf8)
+        for (key, value) in cmcdFields {
+            line.append(UInt8(ascii: " "))
+            line.append(contentsOf: key.utf8)
+            line.append(UInt8(ascii: "="))
+            LineLogHandler.appendRedactedTextValue(value, to: &line)
+        }
         line.append(contentsOf: " id=".utf8)
         LineLogHandler.appendRedactedTextValue(id, to: &line)
         line.append(contentsOf: " method=".utf8)

@@ -61,6 +61,8 @@ final class ServerMetrics: Sendable {
     /// own URL after another viewer's fill answered a failure (brought up to date from the cache's counters).
     private let fillCounters: [CoreMetrics.Counter]
     private let lastFillCounts = Mutex<[Int]>([0, 0, 0])
+    /// What players report with CMCD.
+    let cmcd: CMCDMetrics
 
     init() {
         factory = PrometheusMetricsFactory(registry: registry)
@@ -109,6 +111,7 @@ final class ServerMetrics: Sendable {
         keptHits = CoreMetrics.Counter(label: "hlscache_kept_hits_total", factory: factory)
         frontMisses = CoreMetrics.Counter(label: "hlscache_front_misses_total", factory: factory)
         responderConnections = CoreMetrics.Counter(label: "hlscache_responder_connections_total", factory: factory)
+        cmcd = CMCDMetrics(registry: registry, factory: factory)
         requestDuration = CoreMetrics.Timer(
             label: "hlscache_request_duration_seconds", preferredDisplayUnit: .seconds, factory: factory)
     }
@@ -216,6 +219,7 @@ final class ServerMetrics: Sendable {
         }
         if disk > 0 { diskErrors.increment(by: disk) }
         if full > 0 { diskFullEvictions.increment(by: full) }
+        cmcd.refresh()
         var output: [UInt8] = []
         registry.emit(into: &output)
         return output

@@ -1,0 +1,169 @@
+import CoreMetrics
+import Foundation
+import Prometheus
+import RequestHeads
+import Synchronization
+
+/// What players report with CMCD (CTA-5004), counted with bounded labels: no session id or URL is ever a label.
+///
+/// - `hlscache_cmcd_requests_total{ot,sf,st}`: requests by object type, streaming format and stream type (values
+///   outside the spec's lists count as `other`, an absent key as `none`);
+/// - `hlscache_cmcd_buffer_starvation_total` (`bs`), `hlscache_cmcd_startup_requests_total` (`su`);
+/// - histograms `hlscache_cmcd_buffer_length_ms` (`bl`), `hlscache_cmcd_bitrate_kbps` (`br`),
+///   `hlscache_cmcd_throughput_kbps` (`mtp`);
+/// - `hlscache_cmcd_sessions`: distinct `sid` seen in the last 60 s (``SessionSketch``);
+/// - `hlscache_cmcd_invalid_total`: fields ignored (too long, too many keys, a duplicate key, bad syntax);
+/// - `hlscache_cmcd_prefetch_total{result}`: `nor` prefetches queued, or why not (``CMCDPrefetch``).
+final class CMCDMetrics: Sendable {
+    private let factory: PrometheusMetricsFactory
+    private let requests = Mutex<[String: CoreMetrics.Counter]>([:])
+    private let starvation: CoreMetrics.Counter
+    private let startup: CoreMetrics.Counter
+    private let invalid: CoreMetrics.Counter
+    private let bufferLength: ValueHistogram
+    private let bitrate: ValueHistogram
+    private let throughput: ValueHistogram
+    private let sessionsGauge: CoreMetrics.Gauge
+    private let prefetches: [CMCDPrefetch.Result: CoreMetrics.Counter]
+    /// The distinct sessions of the last minute.
+    let sessions = SessionSketch()
+
+    /// The values CTA-5004 lists for `ot`, `sf` and `st`: anything else is `other`.
+    private static let objectTypes: Set<String> = ["m", "a", "v", "av", "i", "c", "tt", "k", "o"]
+    private static let formats: Set<String> = ["d", "h", "s", "o"]
+    private static let streamTypes: Set<String> = ["v", "l"]
+
+    init(registry: PrometheusCollectorRegistry, factory: PrometheusMetricsFactory) {
+        self.factory = factory
+        starvation = CoreMetrics.Counter(label: "hlscache_cmcd_buffer_starvation_total", factory: factory)
+        startup = CoreMetrics.Counter(label: "hlscache_cmcd_startup_requests_total", factory: factory)
+        invalid = CoreMetrics.Counter(label: "hlscache_cmcd_invalid_total", factory: factory)
+        bufferLength = registry.makeValueHistogram(
+            name: "hlscache_cmcd_buffer_length_ms", buckets: [500, 1000, 2000, 4000, 8000, 15000, 30000, 60000],
+            help: "Buffer length players report (CMCD bl), in milliseconds")
+        bitrate = registry.makeValueHistogram(
+            name: "hlscache_cmcd_bitrate_kbps", buckets: [300, 750, 1500, 3000, 6000, 12000, 25000],
+            help: "Encoded bitrate of the objects players ask for (CMCD br), in kbit/s")
+        throughput = registry.makeValueHistogram(
+            name: "hlscache_cmcd_throughput_kbps", buckets: [500, 1000, 2500, 5000, 10000, 25000, 50000, 100000],
+            help: "Throughput players measure (CMCD mtp), in kbit/s")
+        sessionsGauge = CoreMetrics.Gauge(label: "hlscache_cmcd_sessions", factory: factory)
+        var prefetches: [CMCDPrefetch.Result: CoreMetrics.Counter] = [:]
+        for result in CMCDPrefetch.Result.allCases {
+            prefetches[result] = CoreMetrics.Counter(
+                label: "hlscache_cmcd_prefetch_total", dimensions: [("result", result.rawValue)], factory: factory)
+        }
+        self.prefetches = prefetches
+    }
+
+    /// Counts one request's report.
+    func count(_ report: CMCDReport, at now: ContinuousClock.Instant = .now) {
+        guard case .success(let cmcd) = report.data else {
+            invalid.increment()
+            return
+        }
+        let labels = (
+            Self.label(cmcd.token("ot"), in: Self.objectTypes), Self.label(cmcd.token("sf"), in: Self.formats),
+            Self.label(cmcd.token("st"), in: Self.streamTypes)
+        )
+        let name = labels.0 + "|" + labels.1 + "|" + labels.2
+        let counter = requests.withLock { counters in
+            if let counter = counters[name] { return counter }
+            let counter = CoreMetrics.Counter(
+                label: "hlscache_cmcd_requests_total",
+                dimensions: [("ot", labels.0), ("sf", labels.1), ("st", labels.2)],
+                factory: factory)
+            counters[name] = counter
+            return counter
+        }
+        counter.increment()
+        if cmcd.flag("bs") { starvation.increment() }
+        if cmcd.flag("su") { startup.increment() }
+        if let value = cmcd.integer("bl"), value >= 0 { bufferLength.record(Double(value)) }
+        if let value = cmcd.integer("br"), value >= 0 { bitrate.record(Double(value)) }
+        if let value = cmcd.integer("mtp"), value >= 0 { throughput.record(Double(value)) }
+        if let sid = cmcd.string("sid") { sessions.note(sid, at: now) }
+    }
+
+    /// Counts a `nor` prefetch's result.
+    func prefetch(_ result: CMCDPrefetch.Result) {
+        prefetches[result]?.increment()
+    }
+
+    /// Brings `hlscache_cmcd_sessions` up to date (before the metrics are rendered).
+    func refresh(at now: ContinuousClock.Instant = .now) {
+        sessionsGauge.record(sessions.estimate(at: now))
+    }
+
+    private static func label(_ value: String?, in known: Set<String>) -> String {
+        guard let value else { return "none" }
+        return known.contains(value) ? value : "other"
+    }
+}
+
+/// How many distinct session ids were seen in the last 60 s, counted in fixed memory (linear counting over two
+/// bitmaps of 30 s each, 8 KiB in all): whatever the number of sessions, or a player sending a new id with every
+/// request, it holds no id. Accurate to a few per cent up to about ten thousand sessions, and saturating at about
+/// 85,000.
+final class SessionSketch: Sendable {
+    private static let bits = 1 << 15
+    private static let window: Duration = .seconds(30)
+
+    private struct State {
+        var current = [UInt64](repeating: 0, count: SessionSketch.bits / 64)
+        var previous = [UInt64](repeating: 0, count: SessionSketch.bits / 64)
+        var currentStart: ContinuousClock.Instant
+    }
+
+    private let state: Mutex<State>
+
+    init(now: ContinuousClock.Instant = .now) {
+        state = Mutex(State(currentStart: now))
+    }
+
+    /// Notes a session id seen now.
+    func note(_ sid: String, at now: ContinuousClock.Instant) {
+        let bit = Int(Self.hash(sid) % UInt64(Self.bits))
+        state.withLock { state in
+            Self.rotate(&state, now: now)
+            state.current[bit / 64] |= 1 << UInt64(bit % 64)
+        }
+    }
+
+    /// The estimated number of distinct ids seen in the last 60 s (between 30 and 60 s, as the windows turn).
+    func estimate(at now: ContinuousClock.Instant) -> Int {
+        state.withLock { state in
+            Self.rotate(&state, now: now)
+            var zeros = 0
+            for index in 0..<state.current.count {
+                zeros += 64 - (state.current[index] | state.previous[index]).nonzeroBitCount
+            }
+            let size = Double(Self.bits)
+            guard zeros > 0 else { return Int(size * log(size)) }
+            return Int((-size * log(Double(zeros) / size)).rounded())
+        }
+    }
+
+    private static func rotate(_ state: inout State, now: ContinuousClock.Instant) {
+        let elapsed = now - state.currentStart
+        guard elapsed >= window else { return }
+        if elapsed >= window * 2 {
+            state.previous = [UInt64](repeating: 0, count: bits / 64)
+            state.current = [UInt64](repeating: 0, count: bits / 64)
+            state.currentStart = now
+        } else {
+            state.previous = state.current
+            state.current = [UInt64](repeating: 0, count: bits / 64)
+            state.currentStart = state.currentStart + window
+        }
+    }
+
+    /// FNV-1a, 64 bits: the same id always lands on the same bit (Swift's `Hasher` is seeded per process).
+    private static func hash(_ text: String) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in text.utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
+        }
+        return hash
+    }
+}

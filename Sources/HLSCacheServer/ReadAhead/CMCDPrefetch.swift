@@ -1,0 +1,108 @@
+import ByteRanges
+import Foundation
+import HTTPTypes
+import ManifestURLs
+import OriginCache
+import RequestHeads
+import SegmentCache
+
+/// What a player's CMCD asks the server to do besides answering: the next object it names (`nor`, with `nrr` a byte
+/// range) is fetched ahead, through the read-ahead and its single flight, resolved by the same path mapping as the
+/// player's own requests (so only objects a player could ask for, of allowed origins), from the same origin as the
+/// request only.
+enum CMCDPrefetch {
+    /// What became of a `nor`.
+    enum Result: String, Sendable, CaseIterable {
+        /// Its fill was queued.
+        case queued
+        /// The cache holds it already.
+        case cached
+        /// The player's buffer (`bl`) is above `--cmcd-prefetch-max-buffer`.
+        case skippedBuffer = "skipped_buffer"
+        /// Not an object of the request's origin that a player may ask for (another origin, a private address,
+        /// another of hlscache's routes), too many at once, or not a URL.
+        case refused
+    }
+
+    /// The most objects one request's `nor` may name (CMCD v2 lists them): more is refused whole.
+    static let maxObjects = 4
+
+    /// Counts the request's CMCD and queues its `nor`, if it has any.
+    /// - Parameters:
+    ///   - request: the request, whose ``ExchangeRequest/cmcd`` is set.
+    ///   - resolution: what it resolved to.
+    ///   - components: the server's parts.
+    static func take(_ request: ExchangeRequest, resolution: RequestResolution, components: ServerComponents) {
+        guard let report = request.cmcd else { return }
+        let metrics = components.metrics.cmcd
+        metrics.count(report)
+        guard components.configuration.cmcdPrefetch, case .success(let cmcd) = report.data,
+            let result = prefetch(cmcd, after: request.target, resolution: resolution, components: components)
+        else { return }
+        metrics.prefetch(result)
+    }
+
+    /// Queues the objects `cmcd` names next, if any.
+    /// - Returns: what became of them; `nil` when it names none (or the request is not for an origin object).
+    static func prefetch(
+        _ cmcd: CMCD, after target: String, resolution: RequestResolution, components: ServerComponents
+    ) -> Result? {
+        let references: [String]
+        switch cmcd["nor"] {
+        case .string(let reference): references = [reference]
+        case .list(let items):
+            references = items.compactMap { if case .string(let reference) = $0 { reference } else { nil } }
+        default: return nil
+        }
+        guard !references.isEmpty, case .origin(let current) = resolution, !current.isReadAhead else { return nil }
+        guard references.count <= maxObjects else { return .refused }
+        if let buffer = cmcd.integer("bl"), buffer > components.configuration.cmcdPrefetchMaxBuffer.milliseconds {
+            return .skippedBuffer
+        }
+        let range = cmcd.string("nrr").map { "bytes=" + $0 }
+        let origin = Self.origin(of: current.url)
+        var keys: [CacheKey] = []
+        for reference in references {
+            guard let next = object(reference, after: target, range: references.count == 1 ? range : nil, components),
+                Self.origin(of: next.url) == origin
+            else { return .refused }
+            if !components.origin.cache.holds(next.key) { keys.append(next.key) }
+        }
+        guard !keys.isEmpty else { return .cached }
+        (components.readAhead ?? components.ownReadAhead).enqueue(keys)
+        return .queued
+    }
+
+    /// The object `reference` names, resolved against the request's own URL (`nor` is relative to it) and then as a
+    /// player's request for it would be.
+    private static func object(
+        _ reference: String, after target: String, range: String?, _ components: ServerComponents
+    ) -> RequestResolution.ProxiedObject? {
+        // Any host serves as the base: only a reference to this server (a path) is taken.
+        let base = "http://hlscache.invalid"
+        guard let resolved = URLResolution.resolve(reference, against: base + target), resolved.hasPrefix(base + "/")
+        else { return nil }
+        // As a player's request for it: resolved once per thread and remembered, as the player's will be.
+        let request = ExchangeRequest(
+            method: .get, target: String(resolved.dropFirst(base.count)), origin: nil, range: range, via: nil,
+            accessControlRequestHeaders: nil, readAhead: nil, closes: false)
+        guard case .origin(let object) = Answer.remembered(request, components: components).resolution else {
+            return nil
+        }
+        return object
+    }
+
+    /// `scheme://authority` of an origin URL (as the resolution writes them: one form per origin).
+    private static func origin(of url: String) -> Substring {
+        guard let separator = url.range(of: "://") else { return Substring(url) }
+        let rest = url[separator.upperBound...]
+        return url[..<(rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? url.endIndex)]
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds.
+    fileprivate var milliseconds: Int64 {
+        components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
+    }
+}

@@ -1,0 +1,199 @@
+import Foundation
+import HLSCacheTesting
+import Testing
+
+/// Players' CMCD (CTA-5004) through a running server: never part of a key, an origin request or an answer; its
+/// `nor` fetched ahead; what players report counted and logged.
+@Suite("CMCD")
+struct CMCDTests {
+    static let vod = [
+        "/ts-multivariant/hi/index.m3u8", "/ts-multivariant/hi/seg0.ts", "/ts-multivariant/hi/seg1.ts",
+        "/ts-multivariant/hi/seg2.ts",
+    ]
+
+    /// `fields` as hls.js sends them: the query parameter, percent-encoded, after the URL's own query.
+    static func withQuery(_ url: String, _ fields: String) -> String {
+        let encoded = fields.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+        return url + (url.contains("?") ? "&" : "?") + "CMCD=" + encoded
+    }
+
+    /// What a player of session `session` would report with its `request`-th request: values that change every time.
+    static func fields(session: Int, request: Int, nor: String? = nil) -> String {
+        var fields = "bl=\(1000 + request * 137),br=\(300 * (session + 1)),mtp=\(9000 + request * 17 + session)"
+        fields += ",ot=v,sf=h,st=v,sid=\"session-\(session)\""
+        if request == 0 { fields += ",su" }
+        if let nor { fields += ",nor=\"\(nor)\"" }
+        return fields
+    }
+
+    @Test(
+        "ten CMCD sessions, query and header mode, share each VOD and live object's one fetch and get a plain player's bytes"
+    )
+    func tenSessionsShareEveryObject() async throws {
+        try await withServer(arguments: ["--read-ahead", "0", "--cmcd-prefetch", "off"]) { server, origin in
+            var plain: [String: [UInt8]] = [:]
+            for path in Self.vod {
+                plain[path] = try await TestHTTP.get(server.proxied(origin.url(path))).body
+            }
+            let live = try await TestHTTP.get(server.proxied(origin.url("/live/index.m3u8")))
+            let liveSegments = live.text.split(separator: "\n").filter { !$0.hasPrefix("#") && !$0.isEmpty }
+                .map(String.init)
+            #expect(!liveSegments.isEmpty)
+            for segment in liveSegments { plain[segment] = try await TestHTTP.get(server.url(segment)).body }
+            let expected = plain
+
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for session in 0..<10 {
+                    group.addTask {
+                        var request = 0
+                        for path in Self.vod {
+                            let answer = try await Self.get(
+                                server.proxied(origin.url(path)), session: session, request: request)
+                            #expect(
+                                answer.status == 200 && answer.body == expected[path], "\(path), session \(session)")
+                            request += 1
+                        }
+                        let playlist = try await Self.get(
+                            server.proxied(origin.url("/live/index.m3u8")), session: session, request: request)
+                        #expect(playlist.status == 200 && !playlist.text.contains("CMCD"))
+                        for segment in liveSegments {
+                            request += 1
+                            let answer = try await Self.get(server.url(segment), session: session, request: request)
+                            #expect(answer.status == 200 && answer.body == expected[segment], "\(segment)")
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            for path in Self.vod {
+                #expect(origin.count(path) == 1, "\(path) fetched \(origin.count(path)) times")
+            }
+            for segment in liveSegments {
+                let path = "/" + segment.split(separator: "/").dropFirst(3).joined(separator: "/")
+                #expect(origin.count(path) == 1, "\(path) fetched \(origin.count(path)) times")
+            }
+            #expect(!origin.targets.contains { $0.contains("CMCD") }, "\(origin.targets)")
+            #expect(try await server.metric("hlscache_cmcd_sessions") == 10)
+            // The status page lists the streams, never what players report.
+            let status = try await TestHTTP.get(server.url("/"))
+            #expect(!status.text.contains("CMCD") && !status.text.contains("session-"))
+        }
+    }
+
+    /// Session `session`'s request: the query for even sessions, the headers for odd ones.
+    static func get(_ url: String, session: Int, request: Int) async throws -> TestHTTP.Answer {
+        let fields = Self.fields(session: session, request: request)
+        if session % 2 == 0 { return try await TestHTTP.get(Self.withQuery(url, fields)) }
+        let (request, object) = fields.split(separator: ",").reduce(into: ([String](), [String]())) { parts, field in
+            if field.hasPrefix("bl=") || field.hasPrefix("mtp=") || field.hasPrefix("su") {
+                parts.0.append(String(field))
+            } else {
+                parts.1.append(String(field))
+            }
+        }
+        return try await TestHTTP.get(
+            url,
+            headers: [("CMCD-Request", request.joined(separator: ",")), ("CMCD-Object", object.joined(separator: ","))])
+    }
+
+    @Test("nor: the named next segment reaches the origin before the player asks; not above the buffer limit")
+    func nextObjectIsPrefetched() async throws {
+        // Read-ahead off: nor alone fetches ahead.
+        try await withServer(arguments: ["--read-ahead", "0"]) { server, origin in
+            let seg0 = server.proxied(origin.url("/ts-multivariant/hi/seg0.ts"))
+            let first = try await TestHTTP.get(Self.withQuery(seg0, "bl=2000,nor=\"seg1.ts\",sid=\"a\""))
+            #expect(first.status == 200)
+            try await Self.waitFor { origin.count("/ts-multivariant/hi/seg1.ts") == 1 }
+            #expect(try await server.metric("hlscache_cmcd_prefetch_total{result=\"queued\"}") == 1)
+            // The player then asks for it: a hit, no second fetch.
+            try await Self.waitFor {
+                try await TestHTTP.get(server.proxied(origin.url("/ts-multivariant/hi/seg1.ts"))).header("x-cache")
+                    == "HIT"
+            }
+            #expect(origin.count("/ts-multivariant/hi/seg1.ts") == 1)
+            // Named again, it is cached.
+            _ = try await TestHTTP.get(Self.withQuery(seg0, "nor=\"seg1.ts\""))
+            #expect(try await server.metric("hlscache_cmcd_prefetch_total{result=\"cached\"}") == 1)
+
+            // A full buffer: not fetched ahead.
+            _ = try await TestHTTP.get(Self.withQuery(seg0, "bl=45000,nor=\"seg2.ts\""))
+            #expect(try await server.metric("hlscache_cmcd_prefetch_total{result=\"skipped_buffer\"}") == 1)
+
+            // Another origin, a private address through the path mapping, hlscache's own route, five at once:
+            // refused, and nothing fetched.
+            for nor in [
+                "nor=\"http://127.0.0.2:9/x.ts\"", "nor=\"/o/http/10.0.0.1/x.ts\"", "nor=\"/metrics\"",
+                "nor=(\"a.ts\" \"b.ts\" \"c.ts\" \"d.ts\" \"e.ts\")",
+            ] {
+                _ = try await TestHTTP.get(Self.withQuery(seg0, nor))
+            }
+            #expect(try await server.metric("hlscache_cmcd_prefetch_total{result=\"refused\"}") == 4)
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(origin.count("/ts-multivariant/hi/seg2.ts") == 0)
+            #expect(origin.count("/ts-multivariant/hi/a.ts") == 0)
+        }
+    }
+
+    @Test("with --cmcd-prefetch off, nor fetches nothing")
+    func prefetchOff() async throws {
+        try await withServer(arguments: ["--read-ahead", "0", "--cmcd-prefetch", "off"]) { server, origin in
+            let seg0 = server.proxied(origin.url("/ts-multivariant/hi/seg0.ts"))
+            _ = try await TestHTTP.get(Self.withQuery(seg0, "nor=\"seg1.ts\""))
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(origin.count("/ts-multivariant/hi/seg1.ts") == 0)
+            #expect(try await server.metric("hlscache_cmcd_prefetch_total{result=\"queued\"}") == 0)
+        }
+    }
+
+    @Test("metrics and the access log are exact for a scripted session; an invalid field changes no answer")
+    func metricsAndLog() async throws {
+        try await withServer(arguments: ["--read-ahead", "0", "--cmcd-prefetch", "off"]) { server, origin in
+            let url = server.proxied(origin.url("/ts-multivariant/hi/seg0.ts"))
+            let plain = try await TestHTTP.get(url)
+            let script = [
+                "bs,su,br=3000,bl=0,ot=v,sf=h,st=v,sid=\"s1\"", "br=6000,bl=1500,bs,ot=v,sf=h,st=v,sid=\"s1\"",
+                "su,ot=m,sf=h,st=v,sid=\"s2\"", "ot=zz,sf=h,st=v",
+            ]
+            for fields in script {
+                let answer = try await TestHTTP.get(Self.withQuery(url, fields))
+                #expect(answer.body == plain.body)
+            }
+            for invalid in ["bl=1,bl=2", "bl=%ZZ", String(repeating: "x", count: 5000)] {
+                let answer = try await TestHTTP.get(url + "?CMCD=" + invalid)
+                #expect(answer.status == 200 && answer.body == plain.body, "\(invalid.prefix(20))")
+                let headers = try await TestHTTP.get(url, headers: [("CMCD-Request", invalid)])
+                #expect(headers.status == 200 && headers.body == plain.body)
+            }
+            #expect(try await server.metric("hlscache_cmcd_requests_total{ot=\"v\",sf=\"h\",st=\"v\"}") == 2)
+            #expect(try await server.metric("hlscache_cmcd_requests_total{ot=\"m\",sf=\"h\",st=\"v\"}") == 1)
+            #expect(try await server.metric("hlscache_cmcd_requests_total{ot=\"other\",sf=\"h\",st=\"v\"}") == 1)
+            #expect(try await server.metric("hlscache_cmcd_buffer_starvation_total") == 2)
+            #expect(try await server.metric("hlscache_cmcd_startup_requests_total") == 2)
+            #expect(try await server.metric("hlscache_cmcd_bitrate_kbps_count") == 2)
+            #expect(try await server.metric("hlscache_cmcd_bitrate_kbps_sum") == 9000)
+            #expect(try await server.metric("hlscache_cmcd_buffer_length_ms_count") == 2)
+            #expect(try await server.metric("hlscache_cmcd_invalid_total") == 6)
+            #expect(try await server.metric("hlscache_cmcd_sessions") == 2)
+            #expect(origin.count("/ts-multivariant/hi/seg0.ts") == 1)
+            let log = try await server.settledLog()
+            #expect(log.contains("cmcd_bl=0 cmcd_br=3000 cmcd_bs=true cmcd_sid=s1 "), "\(log.suffix(3000))")
+            #expect(log.contains("cmcd_sid=s2 "))
+            #expect(!log.contains("CMCD="))
+            // Answers let a page's player read the server's CMSD.
+            let exposed = try await TestHTTP.get(url, headers: [("Origin", "https://page.example")])
+            #expect(exposed.header("access-control-expose-headers")?.contains("CMSD-Static, CMSD-Dynamic") == true)
+        }
+    }
+
+    /// Waits up to 5 s for `condition`.
+    static func waitFor(_ condition: () async throws -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(5)
+        while try await !condition() {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("the condition did not hold within 5 s")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+}

@@ -1,0 +1,15 @@
+-- wrk script: each request carries a typical hls.js CMCD query (CTA-5004), its values changing with every request
+-- (buffer length, measured throughput), as a player sends them. Usage: wrk -s bench/tools/cmcd.lua URL
+local counter = 0
+
+local function encode(text)
+    return (text:gsub("[^%w]", function(c) return string.format("%%%02X", string.byte(c)) end))
+end
+
+request = function()
+    counter = counter + 1
+    local fields = string.format(
+        'bl=%d,br=3200,d=4004,mtp=%d,nor="obj100k.ts",ot=v,sf=h,sid="6e2fb550-c457-11e9-bb97-0800200c9a66",st=v,tb=6000',
+        1000 + counter % 29000, 20000 + (counter * 7919) % 50000)
+    return wrk.format(nil, wrk.path .. "?CMCD=" .. encode(fields))
+end
