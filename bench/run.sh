@@ -183,27 +183,28 @@ wait_up() {
 }
 
 # wrk's requests per second for a URL: wrk_rps URL CONNECTIONS SECONDS
-# With a fourth argument, wrk runs that Lua script (bench/tools/cmcd.lua: a CMCD query on every request).
-wrk_rps() { wrk -t2 -c"$2" -d"$3"s ${4:+-s "$4"} "$1" | awk '/Requests\/sec/ {print $2}'; }
+# With a fourth argument, wrk runs that Lua script (bench/tools/cmcd.lua: a CMCD query on every request), with the
+# fifth, if any, as the script's argument.
+wrk_rps() { wrk -t2 -c"$2" -d"$3"s ${4:+-s "$4"} "$1" ${5:+-- "$5"} | awk '/Requests\/sec/ {print $2}'; }
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 # Three rounds of wrk -t2 -c64 -d5s on URL_A, then on URL_B: prints NAME_A and NAME_B with their median rps (not
 # for an empty name) and RATIO with the median of the rounds' A/B ratios. One 10 s run each read a 100 KiB ratio of
 # 1.16 in one full run and 0.89 in the next; each round's two figures are taken 5 s apart, B first in round 2.
-# Usage: paired NAME_A URL_A NAME_B URL_B RATIO   (with paired_script set, URL_A's requests go through that wrk
-# Lua script)
+# Usage: paired NAME_A URL_A NAME_B URL_B RATIO   (with paired_script set, both go through that wrk Lua script,
+# URL_B's with the argument `plain`)
 paired() {
     local rounds a b round
     rounds=$(mktemp)
     for round in 1 2 3; do
         # The second round in the reverse order: a drift of the machine's pace weighs on both sides alike.
         if [ "$round" = 2 ]; then
-            b=$(wrk_rps "$4" 64 5)
+            b=$(wrk_rps "$4" 64 5 "${paired_script:-}" "${paired_script:+plain}")
             a=$(wrk_rps "$2" 64 5 "${paired_script:-}")
         else
             a=$(wrk_rps "$2" 64 5 "${paired_script:-}")
-            b=$(wrk_rps "$4" 64 5)
+            b=$(wrk_rps "$4" 64 5 "${paired_script:-}" "${paired_script:+plain}")
         fi
         echo "$a $b"
     done > "$rounds"
@@ -301,7 +302,8 @@ PY
         paired "" "$proxied/obj100k.ts" varnish_100kib_rps "$varnish/obj100k.ts" serve_100kib_vs_varnish
     fi
     # The same hits with a typical hls.js CMCD query, changing on every request (bench/tools/cmcd.lua: its nor names
-    # the cached object), against the same hits without, same run: serve_100kib_cmcd_vs_plain >= 0.97 is the target.
+    # the cached object), against the same hits without (the client making the same query and leaving it out: wrk's
+    # Lua work alone takes nginx's rate to about 0.8 on two cores), same run: serve_100kib_cmcd_vs_plain >= 0.97.
     paired_script=bench/tools/cmcd.lua paired serve_hit_100kib_cmcd_rps "$proxied/obj100k.ts" "" \
         "$proxied/obj100k.ts" serve_100kib_cmcd_vs_plain
     # Cached rewritten playlists (10,000-segment VOD; 20-segment live) against nginx serving the same bytes.

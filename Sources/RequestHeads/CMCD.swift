@@ -328,27 +328,38 @@ package struct CMCD: Sendable, Equatable {
 /// sees it (it changes with every request a player makes).
 package enum CMCDQuery {
     /// The target without its `CMCD` parameters, and the value of the last of them (as written, percent-encoded).
-    /// A target with none is returned as it is, after one scan of its query.
+    /// A target with none is returned as it is, after one scan of its query's bytes.
     package static func split(_ target: String) -> (target: String, value: Substring?) {
-        guard let question = target.utf8.firstIndex(of: UInt8(ascii: "?")), target.utf8.count > 5,
-            Self.mayContainParameter(target.utf8[question...])
-        else { return (target, nil) }
-        let query = target[target.index(after: question)...]
-        var kept: [Substring] = []
-        var value: Substring?
-        for parameter in query.split(separator: "&", omittingEmptySubsequences: false) {
-            if parameter.utf8.starts(with: "CMCD=".utf8) {
-                value = parameter.dropFirst(5)
-            } else if parameter.utf8.elementsEqual("CMCD".utf8) {
-                value = ""
+        let utf8 = target.utf8
+        guard let question = utf8.firstIndex(of: UInt8(ascii: "?")), mayContainParameter(utf8[question...]) else {
+            return (target, nil)
+        }
+        // Over the bytes: a player's every request passes here.
+        var kept: [UInt8] = []
+        kept.reserveCapacity(utf8.count)
+        kept.append(contentsOf: utf8[..<question])
+        var value: Range<String.Index>?
+        var keptParameters = 0
+        var start = utf8.index(after: question)
+        while true {
+            let end = utf8[start...].firstIndex(of: UInt8(ascii: "&")) ?? utf8.endIndex
+            let parameter = utf8[start..<end]
+            if parameter.starts(with: name), parameter.count == 4 || parameter.dropFirst(4).first == UInt8(ascii: "=") {
+                value = (parameter.count == 4 ? end : utf8.index(start, offsetBy: 5))..<end
             } else {
-                kept.append(parameter)
+                kept.append(keptParameters == 0 ? UInt8(ascii: "?") : UInt8(ascii: "&"))
+                kept.append(contentsOf: parameter)
+                keptParameters += 1
             }
+            guard end < utf8.endIndex else { break }
+            start = utf8.index(after: end)
         }
         guard let value else { return (target, nil) }
-        let path = target[..<question]
-        return (kept.isEmpty ? String(path) : path + "?" + kept.joined(separator: "&"), value)
+        return (String(decoding: kept, as: UTF8.self), target[value])
     }
+
+    /// `CMCD`.
+    private static let name: [UInt8] = Array("CMCD".utf8)
 
     /// Whether `CMCD` occurs in the bytes: without it, nothing to take out.
     private static func mayContainParameter(_ bytes: Substring.UTF8View.SubSequence) -> Bool {
@@ -361,8 +372,8 @@ package enum CMCDQuery {
     }
 }
 
-/// The CMCD a request carries: as received (the query parameter's value, or the `CMCD-*` headers' values joined),
-/// and read once, where the request is read.
+/// The CMCD a request carries (the query parameter's value, or the `CMCD-*` headers' values joined), read once,
+/// where the request is read.
 package struct CMCDReport: Sendable, Equatable {
     /// How the player sent it.
     package enum Mode: Sendable, Equatable {
@@ -372,22 +383,18 @@ package struct CMCDReport: Sendable, Equatable {
 
     /// How the player sent it.
     package var mode: Mode
-    /// The value as received: the query parameter's (percent-encoded), or the headers' joined.
-    package var raw: String
     /// The data, or why it is ignored.
     package var data: Result<CMCD, CMCD.Invalid>
 
     /// The report of a `CMCD` query parameter's value.
     package init(query value: Substring) {
         mode = .query
-        raw = String(value)
         data = Result { () throws(CMCD.Invalid) in try CMCD(query: value) }
     }
 
     /// The report of the `CMCD-*` headers' values, joined with `,`.
     package init(headers value: String) {
         mode = .headers
-        raw = value
         data = Result { () throws(CMCD.Invalid) in try CMCD(headers: value) }
     }
 }

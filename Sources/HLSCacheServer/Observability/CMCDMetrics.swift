@@ -16,7 +16,9 @@ import Synchronization
 /// - `hlscache_cmcd_prefetch_total{result}`: `nor` prefetches queued, or why not (``CMCDPrefetch``).
 final class CMCDMetrics: Sendable {
     private let factory: PrometheusMetricsFactory
-    private let requests = Mutex<[String: CoreMetrics.Counter]>([:])
+    /// `hlscache_cmcd_requests_total`, made when first counted, at ``requestIndex(_:)``.
+    private let requests = Mutex<[CoreMetrics.Counter?]>(
+        Array(repeating: nil, count: (objectTypes.count + 2) * (formats.count + 2) * (streamTypes.count + 2)))
     private let starvation: CoreMetrics.Counter
     private let startup: CoreMetrics.Counter
     private let invalid: CoreMetrics.Counter
@@ -29,9 +31,9 @@ final class CMCDMetrics: Sendable {
     let sessions = SessionSketch()
 
     /// The values CTA-5004 lists for `ot`, `sf` and `st`: anything else is `other`.
-    private static let objectTypes: Set<String> = ["m", "a", "v", "av", "i", "c", "tt", "k", "o"]
-    private static let formats: Set<String> = ["d", "h", "s", "o"]
-    private static let streamTypes: Set<String> = ["v", "l"]
+    private static let objectTypes = ["m", "a", "v", "av", "i", "c", "tt", "k", "o"]
+    private static let formats = ["d", "h", "s", "o"]
+    private static let streamTypes = ["v", "l"]
 
     init(registry: PrometheusCollectorRegistry, factory: PrometheusMetricsFactory) {
         self.factory = factory
@@ -66,14 +68,14 @@ final class CMCDMetrics: Sendable {
             Self.label(cmcd.token("ot"), in: Self.objectTypes), Self.label(cmcd.token("sf"), in: Self.formats),
             Self.label(cmcd.token("st"), in: Self.streamTypes)
         )
-        let name = labels.0 + "|" + labels.1 + "|" + labels.2
+        let index =
+            (labels.0.index * (Self.formats.count + 2) + labels.1.index) * (Self.streamTypes.count + 2) + labels.2.index
         let counter = requests.withLock { counters in
-            if let counter = counters[name] { return counter }
+            if let counter = counters[index] { return counter }
             let counter = CoreMetrics.Counter(
                 label: "hlscache_cmcd_requests_total",
-                dimensions: [("ot", labels.0), ("sf", labels.1), ("st", labels.2)],
-                factory: factory)
-            counters[name] = counter
+                dimensions: [("ot", labels.0.name), ("sf", labels.1.name), ("st", labels.2.name)], factory: factory)
+            counters[index] = counter
             return counter
         }
         counter.increment()
@@ -95,9 +97,11 @@ final class CMCDMetrics: Sendable {
         sessionsGauge.record(sessions.estimate(at: now))
     }
 
-    private static func label(_ value: String?, in known: Set<String>) -> String {
-        guard let value else { return "none" }
-        return known.contains(value) ? value : "other"
+    /// The label of a value, and its place: a known value's in `known`, then `other`, then `none` (absent).
+    private static func label(_ value: String?, in known: [String]) -> (name: String, index: Int) {
+        guard let value else { return ("none", known.count + 1) }
+        guard let index = known.firstIndex(of: value) else { return ("other", known.count) }
+        return (value, index)
     }
 }
 

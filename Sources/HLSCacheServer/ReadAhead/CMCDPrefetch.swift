@@ -5,6 +5,7 @@ import ManifestURLs
 import OriginCache
 import RequestHeads
 import SegmentCache
+import Synchronization
 
 /// What a player's CMCD asks the server to do besides answering: the next object it names (`nor`, with `nrr` a byte
 /// range) is fetched ahead, through the read-ahead and its single flight, resolved by the same path mapping as the
@@ -27,6 +28,29 @@ enum CMCDPrefetch {
     /// The most objects one request's `nor` may name (CMCD v2 lists them): more is refused whole.
     static let maxObjects = 4
 
+    /// The `nor`s decided in the last ``recentPeriod``, by request target and `nor`, with what was decided: the
+    /// players of a stream name the same next object after the same one, and a `nor` queued a moment ago is in flight
+    /// or cached (counted `cached` again). Bounded (``ClockMap``).
+    final class Recent: Sendable {
+        private let decided = Mutex(ClockMap<String, (result: Result, at: ContinuousClock.Instant)>(capacity: 4096))
+
+        /// What was decided for `key` within the period, if anything.
+        func result(for key: String, at now: ContinuousClock.Instant) -> Result? {
+            decided.withLock { decided in
+                guard let last = decided.peek(key), now - last.at < recentPeriod else { return nil }
+                return last.result == .queued ? .cached : last.result
+            }
+        }
+
+        /// Notes what was decided for `key`.
+        func note(_ result: Result, for key: String, at now: ContinuousClock.Instant) {
+            decided.withLock { _ = $0.insert((result, now), forKey: key) }
+        }
+    }
+
+    /// How long a decision is taken again for the same target and `nor`.
+    static let recentPeriod: Duration = .seconds(1)
+
     /// Counts the request's CMCD and queues its `nor`, if it has any.
     /// - Parameters:
     ///   - request: the request, whose ``ExchangeRequest/cmcd`` is set.
@@ -36,9 +60,26 @@ enum CMCDPrefetch {
         guard let report = request.cmcd else { return }
         let metrics = components.metrics.cmcd
         metrics.count(report)
-        guard components.configuration.cmcdPrefetch, case .success(let cmcd) = report.data,
-            let result = prefetch(cmcd, after: request.target, resolution: resolution, components: components)
+        guard components.configuration.cmcdPrefetch, case .success(let cmcd) = report.data, let nor = cmcd["nor"],
+            case .origin = resolution
         else { return }
+        // The buffer is the player's own: decided before what another player's request decided.
+        if let buffer = cmcd.integer("bl"), buffer > components.configuration.cmcdPrefetchMaxBuffer.milliseconds {
+            metrics.prefetch(.skippedBuffer)
+            return
+        }
+        let now = ContinuousClock.now
+        let named: String
+        if case .string(let reference) = nor { named = reference } else { named = String(describing: nor) }
+        let key = request.target + " " + named + " " + (cmcd.string("nrr") ?? "")
+        if let recent = components.cmcdRecent.result(for: key, at: now) {
+            metrics.prefetch(recent)
+            return
+        }
+        guard let result = prefetch(cmcd, after: request.target, resolution: resolution, components: components) else {
+            return
+        }
+        components.cmcdRecent.note(result, for: key, at: now)
         metrics.prefetch(result)
     }
 
@@ -64,9 +105,9 @@ enum CMCDPrefetch {
         var keys: [CacheKey] = []
         for reference in references {
             guard let next = object(reference, after: target, range: references.count == 1 ? range : nil, components),
-                Self.origin(of: next.url) == origin
+                Self.origin(of: next.object.url) == origin
             else { return .refused }
-            if !components.origin.cache.holds(next.key) { keys.append(next.key) }
+            if !next.held, !components.origin.cache.holds(next.object.key) { keys.append(next.object.key) }
         }
         guard !keys.isEmpty else { return .cached }
         (components.readAhead ?? components.ownReadAhead).enqueue(keys)
@@ -77,7 +118,7 @@ enum CMCDPrefetch {
     /// player's request for it would be.
     private static func object(
         _ reference: String, after target: String, range: String?, _ components: ServerComponents
-    ) -> RequestResolution.ProxiedObject? {
+    ) -> (object: RequestResolution.ProxiedObject, held: Bool)? {
         // Any host serves as the base: only a reference to this server (a path) is taken.
         let base = "http://hlscache.invalid"
         guard let resolved = URLResolution.resolve(reference, against: base + target), resolved.hasPrefix(base + "/")
@@ -86,17 +127,23 @@ enum CMCDPrefetch {
         let request = ExchangeRequest(
             method: .get, target: String(resolved.dropFirst(base.count)), origin: nil, range: range, via: nil,
             accessControlRequestHeaders: nil, readAhead: nil, closes: false)
-        guard case .origin(let object) = Answer.remembered(request, components: components).resolution else {
-            return nil
-        }
-        return object
+        let remembered = Answer.remembered(request, components: components)
+        guard case .origin(let object) = remembered.resolution else { return nil }
+        // This thread answered it from the cache a moment ago (its kept hit): held, with no digest of the key to
+        // compute.
+        return (object, remembered.keptHit != nil)
     }
 
     /// `scheme://authority` of an origin URL (as the resolution writes them: one form per origin).
     private static func origin(of url: String) -> Substring {
-        guard let separator = url.range(of: "://") else { return Substring(url) }
-        let rest = url[separator.upperBound...]
-        return url[..<(rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? url.endIndex)]
+        let utf8 = url.utf8
+        guard let colon = utf8.firstIndex(of: UInt8(ascii: ":")) else { return Substring(url) }
+        let authority = utf8.index(colon, offsetBy: 3, limitedBy: utf8.endIndex) ?? utf8.endIndex
+        let end =
+            utf8[authority...].firstIndex {
+                $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#")
+            } ?? utf8.endIndex
+        return url[..<end]
     }
 }
 

@@ -19,6 +19,8 @@ final class ServerComponents: Sendable {
     /// The read-ahead of the segments players are about to ask for (none with `--prefetch 0`): into this node's
     /// cache, or through the fleet's balancer to the nodes that own them (`--fleet-url`).
     let readAhead: ReadAhead?
+    /// The players' `nor` decided a moment ago (``CMCDPrefetch``).
+    let cmcdRecent = CMCDPrefetch.Recent()
     /// Fills this node's cache: the fleet's read-ahead requests are queued here (``readAhead`` when that is local).
     let ownReadAhead: ReadAhead
     /// Logs, metrics, stream activity and request ids.
