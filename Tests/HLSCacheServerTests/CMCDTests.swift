@@ -74,9 +74,12 @@ struct CMCDTests {
             }
             #expect(!origin.targets.contains { $0.contains("CMCD") }, "\(origin.targets)")
             #expect(try await server.metric("hlscache_cmcd_sessions") == 10)
-            // The status page lists the streams, never what players report.
+            // The status page lists the streams and what their players report, never their ids or their CMCD.
             let status = try await TestHTTP.get(server.url("/"))
-            #expect(!status.text.contains("CMCD") && !status.text.contains("session-"))
+            #expect(!status.text.contains("CMCD=") && !status.text.contains("session-"))
+            let row = status.text.split(separator: "\n").first { $0.contains("ts-multivariant/hi/index.m3u8</td>") }
+            #expect(row?.contains("<td>10</td>") == true, "\(status.text)")
+            #expect(status.text.contains("<h2>Last hour</h2>"))
         }
     }
 

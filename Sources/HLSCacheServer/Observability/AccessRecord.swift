@@ -104,7 +104,7 @@ struct AccessRecord: Sendable {
         components.metrics.request(kind: kind, result: aborted == nil ? result : .error, duration: elapsed)
         if bytes > 0 {
             components.metrics.served(bytes: bytes)
-            if let stream { components.observability.activity.record(stream: stream, bytes: bytes) }
+            if let stream { components.observability.activity.record(stream: stream, bytes: bytes, cmcd: cmcd) }
         }
         let level: Logger.Level = aborted == nil ? .info : .warning
         guard components.logger.logLevel <= level else { return }

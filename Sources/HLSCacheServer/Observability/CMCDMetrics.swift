@@ -29,6 +29,10 @@ final class CMCDMetrics: Sendable {
     private let prefetches: [CMCDPrefetch.Result: CoreMetrics.Counter]
     /// The distinct sessions of the last minute.
     let sessions = SessionSketch()
+    private let starvations = Atomic<Int>(0)
+
+    /// Buffer starvations reported since start (`bs`).
+    var starvationsTotal: Int { starvations.load(ordering: .relaxed) }
 
     /// The values CTA-5004 lists for `ot`, `sf` and `st`: anything else is `other`.
     private static let objectTypes = ["m", "a", "v", "av", "i", "c", "tt", "k", "o"]
@@ -79,7 +83,10 @@ final class CMCDMetrics: Sendable {
             return counter
         }
         counter.increment()
-        if cmcd.flag("bs") { starvation.increment() }
+        if cmcd.flag("bs") {
+            starvation.increment()
+            starvations.add(1, ordering: .relaxed)
+        }
         if cmcd.flag("su") { startup.increment() }
         if let value = cmcd.integer("bl"), value >= 0 { bufferLength.record(Double(value)) }
         if let value = cmcd.integer("br"), value >= 0 { bitrate.record(Double(value)) }
@@ -163,7 +170,7 @@ final class SessionSketch: Sendable {
     }
 
     /// FNV-1a, 64 bits: the same id always lands on the same bit (Swift's `Hasher` is seeded per process).
-    private static func hash(_ text: String) -> UInt64 {
+    static func hash(_ text: String) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in text.utf8 {
             hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3

@@ -11,6 +11,8 @@ final class Observability: Sendable {
     let metrics: ServerMetrics
     /// Bytes served per stream, for the status page.
     let activity = StreamActivity()
+    /// The last hour, minute by minute, for the status page's chart.
+    let history = TrafficHistory()
     /// When the server started.
     let startedAt = Date()
     private let requestCounter = Atomic<Int>(0)

@@ -4,8 +4,10 @@ import OriginClient
 import SegmentCache
 
 /// `GET /`: a small HTML page a person can read: version, uptime, cache size and entries, hit ratio, bytes
-/// from origins against bytes served, and the busiest streams of the last five minutes, each linked to the
-/// ``PlayerPage`` that plays it (unless its URL carries a secret).
+/// from origins against bytes served, a chart of the last hour drawn here as inline SVG (``TrafficHistory``: bytes
+/// served against bytes from origins per minute, hit ratio, starvations), and the busiest streams of the last five
+/// minutes with what their players report by CMCD (sessions, starvations per minute, median bitrate and buffer), each
+/// linked to the ``PlayerPage`` that plays it (unless its URL carries a secret).
 enum StatusPage {
     static func render(components: ServerComponents) -> String {
         let statistics = components.cache.statistics
@@ -19,10 +21,19 @@ enum StatusPage {
         for row in components.observability.activity.busiest() {
             let stream = escape(SecretRedaction.redact(row.stream))
             let play = PlayerPage.link(forStream: row.stream).map { "<a href=\"\(escape($0))\">play</a>" } ?? ""
+            let qoe =
+                row.sessions == 0 && row.medianBitrate == nil
+                ? "<td>–</td><td>–</td><td>–</td><td>–</td>"
+                : "<td>\(row.sessions)</td><td>\(String(format: "%.1f", row.starvationsPerMinute))</td>"
+                    + "<td>\(row.medianBitrate.map { "\($0) kbit/s" } ?? "–")</td>"
+                    + "<td>\(row.medianBuffer.map { String(format: "%.1f s", Double($0) / 1000) } ?? "–")</td>"
             rows +=
-                "<tr><td>\(stream)</td><td>\(row.requests)</td><td>\(bytes(row.bytes))</td><td>\(play)</td></tr>\n"
+                "<tr><td>\(stream)</td><td>\(row.requests)</td><td>\(bytes(row.bytes))</td>\(qoe)<td>\(play)</td></tr>\n"
         }
-        if rows.isEmpty { rows = "<tr><td colspan=\"4\">no requests in the last 5 minutes</td></tr>\n" }
+        if rows.isEmpty { rows = "<tr><td colspan=\"8\">no requests in the last 5 minutes</td></tr>\n" }
+        let history = components.observability.history
+        history.sample(TrafficHistoryService.totals(components))
+        let chart = TrafficHistory.chart(history.minutes())
         let configuration = components.configuration
         return """
             <!doctype html>
@@ -40,8 +51,11 @@ enum StatusPage {
             <tr><th>Served</th><td>\(bytes(served)) (saved \(bytes(saved)))</td></tr>
             <tr><th>Disk errors</th><td>\(statistics.diskErrors)</td></tr>
             </table>
+            <h2>Last hour</h2>
+            \(chart)
             <h2>Busiest streams, last 5 minutes</h2>
-            <table><tr><th>Stream</th><th>Requests</th><th>Served</th><th>Player</th></tr>
+            <table><tr><th>Stream</th><th>Requests</th><th>Served</th><th>Sessions (CMCD)</th><th>Starvations/min</th>
+            <th>Median bitrate</th><th>Median buffer</th><th>Player</th></tr>
             \(rows)</table>
             <p><a href="/metrics">/metrics</a> · <a href="/healthz">/healthz</a></p>
             </body></html>

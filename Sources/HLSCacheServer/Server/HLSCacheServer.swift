@@ -79,6 +79,7 @@ public struct HLSCacheServer: Sendable {
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: CacheJanitorService(cache: components.cache)),
             .init(service: listeners),
+            .init(service: TrafficHistoryService(components: components), successTerminationBehavior: .ignore),
         ]
         if !components.placement.processors.isEmpty {
             services.append(
