@@ -355,6 +355,12 @@ package enum CMCDQuery {
             start = utf8.index(after: end)
         }
         guard let value else { return (target, nil) }
+        // Nothing but empty parameters left (`?CMCD=…&`): no query, as the player's URL without CMCD had none.
+        if kept.dropFirst(utf8.distance(from: utf8.startIndex, to: question)).allSatisfy({
+            $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "&")
+        }) {
+            kept.removeLast(kept.count - utf8.distance(from: utf8.startIndex, to: question))
+        }
         return (String(decoding: kept, as: UTF8.self), target[value])
     }
 

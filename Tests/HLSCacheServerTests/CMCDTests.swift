@@ -118,8 +118,19 @@ struct CMCDTests {
             _ = try await TestHTTP.get(Self.withQuery(seg0, "nor=\"seg1.ts\""))
             #expect(try await server.metric("hlscache_cmcd_prefetch_total{result=\"cached\"}") == 1)
 
+            // A nor with a CMCD of its own is fetched as a player's request for it: without it.
+            _ = try await TestHTTP.get(Self.withQuery(seg0, "nor=\"seg2.ts?CMCD=bl%3D1\""))
+            try await Self.waitFor { origin.count("/ts-multivariant/hi/seg2.ts") == 1 }
+            #expect(!origin.targets.contains { $0.contains("CMCD") }, "\(origin.targets)")
+            try await Self.waitFor {
+                try await TestHTTP.get(server.proxied(origin.url("/ts-multivariant/hi/seg2.ts"))).header("x-cache")
+                    == "HIT"
+            }
+            // A HEAD's nor is not fetched.
+            _ = try await TestHTTP.get(Self.withQuery(seg0, "nor=\"index.m3u8\""), head: true)
+
             // A full buffer: not fetched ahead.
-            _ = try await TestHTTP.get(Self.withQuery(seg0, "bl=45000,nor=\"seg2.ts\""))
+            _ = try await TestHTTP.get(Self.withQuery(seg0, "bl=45000,nor=\"../lo/seg2.ts\""))
             #expect(try await server.metric("hlscache_cmcd_prefetch_total{result=\"skipped_buffer\"}") == 1)
 
             // Another origin, a private address through the path mapping, hlscache's own route, five at once:
@@ -132,7 +143,8 @@ struct CMCDTests {
             }
             #expect(try await server.metric("hlscache_cmcd_prefetch_total{result=\"refused\"}") == 4)
             try await Task.sleep(for: .milliseconds(500))
-            #expect(origin.count("/ts-multivariant/hi/seg2.ts") == 0)
+            #expect(origin.count("/ts-multivariant/lo/seg2.ts") == 0)
+            #expect(origin.count("/ts-multivariant/hi/index.m3u8") == 0)
             #expect(origin.count("/ts-multivariant/hi/a.ts") == 0)
         }
     }
@@ -182,6 +194,10 @@ struct CMCDTests {
             #expect(log.contains("cmcd_bl=0 cmcd_br=3000 cmcd_bs=true cmcd_sid=s1 "), "\(log.suffix(3000))")
             #expect(log.contains("cmcd_sid=s2 "))
             #expect(!log.contains("CMCD="))
+            // A session id cannot add fields to the line: its quotes and backslashes are escaped.
+            _ = try await TestHTTP.get(url, headers: [("CMCD-Session", #"sid="a\\\" status=500 cache=FORGED x=\"""#)])
+            let forged = try await server.settledLog()
+            #expect(forged.contains(#"cmcd_sid="a\\\" status=500 cache=FORGED x=\"" id="#), "\(forged.suffix(600))")
             // Answers let a page's player read the server's CMSD.
             let exposed = try await TestHTTP.get(url, headers: [("Origin", "https://page.example")])
             #expect(exposed.header("access-control-expose-headers")?.contains("CMSD-Static, CMSD-Dynamic") == true)

@@ -140,8 +140,8 @@ public struct LineLogHandler: LogHandler {
         if plain != true { appendTextValue(SecretRedaction.redact(text), to: &line) }
     }
 
-    /// Appends a (redacted) value as the text format writes it: quoted, with its quotes escaped, when it is empty or
-    /// holds a space, a quote or `=`; as it is otherwise.
+    /// Appends a (redacted) value as the text format writes it: quoted, with its quotes and backslashes escaped, when
+    /// it is empty or holds a space, a quote or `=`; as it is otherwise.
     static func appendTextValue(_ text: String, to line: inout [UInt8]) {
         let needsQuotes =
             text.isEmpty
@@ -152,7 +152,8 @@ public struct LineLogHandler: LogHandler {
         }
         line.append(UInt8(ascii: "\""))
         for byte in text.utf8 {
-            if byte == UInt8(ascii: "\"") { line.append(UInt8(ascii: "\\")) }
+            // A backslash too: unescaped, `a\" x=1` would close the value early for a reader that unescapes.
+            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { line.append(UInt8(ascii: "\\")) }
             line.append(byte)
         }
         line.append(UInt8(ascii: "\""))

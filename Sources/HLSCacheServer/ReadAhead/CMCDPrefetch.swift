@@ -8,9 +8,10 @@ import SegmentCache
 import Synchronization
 
 /// What a player's CMCD asks the server to do besides answering: the next object it names (`nor`, with `nrr` a byte
-/// range) is fetched ahead, through the read-ahead and its single flight, resolved by the same path mapping as the
-/// player's own requests (so only objects a player could ask for, of allowed origins), from the same origin as the
-/// request only.
+/// range) is fetched ahead, through a read-ahead queue of its own (``ServerComponents/cmcdReadAhead``: players' `nor`s
+/// never push out the playlists' read-ahead) and the cache's single flight, resolved by the same path mapping as the
+/// player's own requests (so only objects a player could ask for, of allowed origins, without a CMCD of their own),
+/// from the same origin as the request only, for GET requests only.
 enum CMCDPrefetch {
     /// What became of a `nor`.
     enum Result: String, Sendable, CaseIterable {
@@ -32,19 +33,23 @@ enum CMCDPrefetch {
     /// players of a stream name the same next object after the same one, and a `nor` queued a moment ago is in flight
     /// or cached (counted `cached` again). Bounded (``ClockMap``).
     final class Recent: Sendable {
-        private let decided = Mutex(ClockMap<String, (result: Result, at: ContinuousClock.Instant)>(capacity: 4096))
+        /// By a 64-bit hash of the key: a client's long targets and `nor`s are not held (two keys of one hash share a
+        /// decision for a second, no more).
+        private let decided = Mutex(ClockMap<UInt64, (result: Result, at: ContinuousClock.Instant)>(capacity: 4096))
 
         /// What was decided for `key` within the period, if anything.
         func result(for key: String, at now: ContinuousClock.Instant) -> Result? {
-            decided.withLock { decided in
-                guard let last = decided.peek(key), now - last.at < recentPeriod else { return nil }
+            let hash = SessionSketch.hash(key)
+            return decided.withLock { decided in
+                guard let last = decided.peek(hash), now - last.at < recentPeriod else { return nil }
                 return last.result == .queued ? .cached : last.result
             }
         }
 
         /// Notes what was decided for `key`.
         func note(_ result: Result, for key: String, at now: ContinuousClock.Instant) {
-            decided.withLock { _ = $0.insert((result, now), forKey: key) }
+            let hash = SessionSketch.hash(key)
+            decided.withLock { _ = $0.insert((result, now), forKey: hash) }
         }
     }
 
@@ -60,8 +65,9 @@ enum CMCDPrefetch {
         guard let report = request.cmcd else { return }
         let metrics = components.metrics.cmcd
         metrics.count(report)
-        guard components.configuration.cmcdPrefetch, case .success(let cmcd) = report.data, let nor = cmcd["nor"],
-            case .origin = resolution
+        // A GET's only: a HEAD costs its client nothing to send.
+        guard components.configuration.cmcdPrefetch, request.method == .get, case .success(let cmcd) = report.data,
+            let nor = cmcd["nor"], case .origin = resolution
         else { return }
         // The buffer is the player's own: decided before what another player's request decided.
         if let buffer = cmcd.integer("bl"), buffer > components.configuration.cmcdPrefetchMaxBuffer.milliseconds {
@@ -110,7 +116,7 @@ enum CMCDPrefetch {
             if !next.held, !components.origin.cache.holds(next.object.key) { keys.append(next.object.key) }
         }
         guard !keys.isEmpty else { return .cached }
-        (components.readAhead ?? components.ownReadAhead).enqueue(keys)
+        components.cmcdReadAhead.enqueue(keys)
         return .queued
     }
 
@@ -124,9 +130,10 @@ enum CMCDPrefetch {
         guard let resolved = URLResolution.resolve(reference, against: base + target), resolved.hasPrefix(base + "/")
         else { return nil }
         // As a player's request for it: resolved once per thread and remembered, as the player's will be.
+        // Without a CMCD of its own, as a player's request for it would come.
         let request = ExchangeRequest(
-            method: .get, target: String(resolved.dropFirst(base.count)), origin: nil, range: range, via: nil,
-            accessControlRequestHeaders: nil, readAhead: nil, closes: false)
+            method: .get, target: CMCDQuery.split(String(resolved.dropFirst(base.count))).target, origin: nil,
+            range: range, via: nil, accessControlRequestHeaders: nil, readAhead: nil, closes: false)
         let remembered = Answer.remembered(request, components: components)
         guard case .origin(let object) = remembered.resolution else { return nil }
         // This thread answered it from the cache a moment ago (its kept hit): held, with no digest of the key to

@@ -19,6 +19,8 @@ final class ServerComponents: Sendable {
     /// The read-ahead of the segments players are about to ask for (none with `--prefetch 0`): into this node's
     /// cache, or through the fleet's balancer to the nodes that own them (`--fleet-url`).
     let readAhead: ReadAhead?
+    /// The players' `nor`s, fetched ahead (``CMCDPrefetch``): a queue of its own, local or through the fleet.
+    let cmcdReadAhead: ReadAhead
     /// The players' `nor` decided a moment ago (``CMCDPrefetch``).
     let cmcdRecent = CMCDPrefetch.Recent()
     /// Fills this node's cache: the fleet's read-ahead requests are queued here (``readAhead`` when that is local).
@@ -63,12 +65,17 @@ final class ServerComponents: Sendable {
         origin = try CachedOrigin(configuration: originCache, metrics: metrics, logger: logger)
         let own = ReadAhead(.local(origin.cache), concurrency: configuration.readAheadConcurrency, logger: logger)
         ownReadAhead = own
+        // Players' `nor`s have a queue of their own, through the fleet's owners when there is a fleet.
+        var delivery = ReadAhead.Delivery.local(origin.cache)
+        if let fleetURL = configuration.fleetURL {
+            let (base, host) = try ParentTier.base(of: fleetURL, option: "--fleet-url")
+            delivery = .fleet(try FleetReadAhead(base: base, host: host, configuration: configuration))
+        }
+        cmcdReadAhead = ReadAhead(delivery, concurrency: configuration.readAheadConcurrency, logger: logger)
         if configuration.readAheadCount == 0 {
             readAhead = nil
-        } else if let fleetURL = configuration.fleetURL {
-            let (base, host) = try ParentTier.base(of: fleetURL, option: "--fleet-url")
-            let fleet = try FleetReadAhead(base: base, host: host, configuration: configuration)
-            readAhead = ReadAhead(.fleet(fleet), concurrency: configuration.readAheadConcurrency, logger: logger)
+        } else if case .fleet = delivery {
+            readAhead = ReadAhead(delivery, concurrency: configuration.readAheadConcurrency, logger: logger)
         } else {
             readAhead = own
         }

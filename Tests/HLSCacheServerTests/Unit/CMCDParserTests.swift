@@ -84,6 +84,10 @@ struct CMCDParserTests {
             ("/a.ts?cmcd=1", "/a.ts?cmcd=1", nil),
             ("/CMCD/a.ts", "/CMCD/a.ts", nil),
             ("/a.ts?CMCMCD=1", "/a.ts?CMCMCD=1", nil),
+            // Nothing but empty parameters left: no query, as without CMCD.
+            ("/a.ts?CMCD=x&", "/a.ts", "x"),
+            ("/a.ts?&CMCD=x", "/a.ts", "x"),
+            ("/a.ts?a=1&&CMCD=x", "/a.ts?a=1&", "x"),
         ] as [(String, String, String?)])
     func querySplit(target: String, kept: String, value: String?) {
         let split = CMCDQuery.split(target)
