@@ -30,6 +30,7 @@ struct ServeCommand: AsyncParsableCommand {
             .value("send-timeout"),
             .repeated("cors-origin"), .value("admin-token"), .value("node-name"), .value("fleet-url"),
             .value("fleet-token"), .value("parent"), .value("cmcd-prefetch"), .value("cmcd-prefetch-max-buffer"),
+            .value("cmsd"),
         ]
 
     /// ``environmentOptions`` less the variables of options `arguments` give under another name: an old spelling on
@@ -182,6 +183,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds of buffer (CMCD bl) above which a player's nor is not prefetched.")
     var cmcdPrefetchMaxBuffer: Double = 30
 
+    @Option(help: "on: answers carry CMSD-Static and CMSD-Dynamic (CTA-5006); off: they do not.")
+    var cmsd = "on"
+
     func validate() throws {
         _ = try makeConfiguration()
     }
@@ -215,6 +219,8 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("--cmcd-prefetch must be on or off")
         }
         configuration.cmcdPrefetch = cmcdPrefetch == "on"
+        guard cmsd == "on" || cmsd == "off" else { throw ValidationError("--cmsd must be on or off") }
+        configuration.cmsd = cmsd == "on"
         configuration.cmcdPrefetchMaxBuffer = try OriginOptions.seconds(
             cmcdPrefetchMaxBuffer, "--cmcd-prefetch-max-buffer")
         configuration.memoryCacheBytes = Int(try OriginOptions.size(memoryCacheSize, "--memory-cache-size"))

@@ -204,6 +204,46 @@ struct CMCDTests {
         }
     }
 
+    @Test(
+        "CMSD: every answer says its object type, the stream type of a manifest and the node; the connection's throughput"
+    )
+    func cmsdOnAnswers() async throws {
+        try await withServer(arguments: ["--node-name", "edge-7", "--read-ahead", "0"]) { server, origin in
+            let segment = try await TestHTTP.get(server.proxied(origin.url("/ts-multivariant/hi/seg0.ts")))
+            #expect(segment.header("cmsd-static") == "ot=av,n=\"edge-7\"")
+            let vod = try await TestHTTP.get(server.proxied(origin.url("/ts-multivariant/hi/index.m3u8")))
+            #expect(vod.header("cmsd-static") == "ot=m,st=v,n=\"edge-7\"")
+            let live = try await TestHTTP.get(server.proxied(origin.url("/live/index.m3u8")))
+            #expect(live.header("cmsd-static") == "ot=m,st=l,n=\"edge-7\"")
+            // A live playlist's next answer (a hit from fields made once, unless a busy machine let it expire) says
+            // the same.
+            let liveHit = try await TestHTTP.get(server.proxied(origin.url("/live/index.m3u8")))
+            #expect(liveHit.header("cmsd-static") == "ot=m,st=l,n=\"edge-7\"")
+            // On one connection: once the kernel has measured it, the throughput and the round trip.
+            let connection = try RawConnection(port: server.port)
+            defer { connection.close() }
+            let path = "/o/" + origin.url("/ts-multivariant/hi/seg0.ts").replacingOccurrences(of: "://", with: "/")
+            var dynamic: [String] = []
+            for _ in 0..<3 {
+                _ = connection.send(RawConnection.request("GET", path))
+                let answer = try connection.readAnswer()
+                #expect(answer.status == 200 && answer.headers["cmsd-static"] == "ot=av,n=\"edge-7\"")
+                dynamic.append(answer.headers["cmsd-dynamic"] ?? "")
+                try await Task.sleep(for: .milliseconds(250))
+            }
+            #expect(dynamic.allSatisfy { $0.hasPrefix("\"edge-7\"") }, "\(dynamic)")
+            let measured = try #require(dynamic.last)
+            #expect(measured.contains(";etp=") && measured.contains(";rtt="), "\(dynamic)")
+            let etp = measured.split(separator: ";").first { $0.hasPrefix("etp=") }.flatMap { Int($0.dropFirst(4)) }
+            #expect((etp ?? 0) > 0)
+        }
+        try await withServer(arguments: ["--cmsd", "off"]) { server, origin in
+            let segment = try await TestHTTP.get(server.proxied(origin.url("/ts-multivariant/hi/seg0.ts")))
+            #expect(segment.status == 200)
+            #expect(segment.header("cmsd-static") == nil && segment.header("cmsd-dynamic") == nil)
+        }
+    }
+
     /// Waits up to 5 s for `condition`.
     static func waitFor(_ condition: () async throws -> Bool) async throws {
         let deadline = ContinuousClock.now + .seconds(5)

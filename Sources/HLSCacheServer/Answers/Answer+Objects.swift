@@ -21,7 +21,8 @@ extension Answer {
         var record = record
         record.kind = RequestKind(response.metadata.objectKind)
         record.stream = startReadAhead(after: response.metadata.key, components: components)
-        switch ObjectHead.make(metadata: response.metadata, requested: requested, result: result) {
+        switch ObjectHead.make(metadata: response.metadata, requested: requested, result: result, cmsd: components.cmsd)
+        {
         case .unsatisfiable(let headers):
             return unsatisfiable(headers, result: result, record: record)
         case .send(let head):

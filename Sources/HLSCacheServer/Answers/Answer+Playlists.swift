@@ -51,6 +51,7 @@ extension Answer {
         if let lastModified = metadata.lastModified {
             headers.append(HTTPField(name: .lastModified, value: lastModified))
         }
+        if let cmsd = rendered.cmsdField { headers.append(cmsd) }
         if result == .stale {
             headers.append(HTTPField(name: .age, value: String(max(0, Int(-metadata.fetchedAt.timeIntervalSinceNow)))))
         }

@@ -25,6 +25,8 @@ public struct ServerConfiguration: Sendable {
     public var readAheadCount: Int = 2
     /// Background read-ahead fetches at once.
     public var readAheadConcurrency: Int = 4
+    /// Whether answers carry CMSD (CTA-5006): `CMSD-Static` and `CMSD-Dynamic` (`--cmsd`).
+    public var cmsd = true
     /// Whether a request whose CMCD names the next object (`nor`) queues that object's fill (`--cmcd-prefetch`).
     public var cmcdPrefetch = true
     /// Above this buffer length (CMCD `bl`), `nor` is not prefetched (`--cmcd-prefetch-max-buffer`).

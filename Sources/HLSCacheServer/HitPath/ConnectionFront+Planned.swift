@@ -148,7 +148,8 @@ extension ConnectionFront {
         if endsWithConnection { machine.closesAfterPlan() }
         var head = context.channel.allocator.buffer(capacity: 512)
         answer.writeHead(
-            closing: closing, chunked: chunked, http10: http10, delimitedByClose: endsWithConnection, into: &head)
+            closing: closing, chunked: chunked, http10: http10, delimitedByClose: endsWithConnection,
+            connectionLine: cmsdLine(context: context), into: &head)
         var last = context.eventLoop.makePromise(of: Void.self)
         context.writeAndFlush(wrapOutboundOut(.byteBuffer(head)), promise: last)
         var sent: Int64 = 0

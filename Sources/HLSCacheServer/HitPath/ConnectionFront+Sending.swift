@@ -22,7 +22,7 @@ extension ConnectionFront {
             rest = nil
         }
         var head = context.channel.allocator.buffer(capacity: 512 + (inlined?.readableBytes ?? 0))
-        answer.writeHead(closing: closing, http10: http10, into: &head)
+        answer.writeHead(closing: closing, http10: http10, connectionLine: cmsdLine(context: context), into: &head)
         if var inlined { head.writeBuffer(&inlined) }
         let written = context.eventLoop.makePromise(of: Void.self)
         if let rest {

@@ -87,7 +87,9 @@ extension Answer {
                     if case .file = rendered.body, !canSendFile, !isHead { return false }
                     playlist = (metadata, rendered)
                 } else {
-                    switch ObjectHead.make(metadata: metadata, requested: resolved.requested, result: .hit) {
+                    switch ObjectHead.make(
+                        metadata: metadata, requested: resolved.requested, result: .hit, cmsd: components.cmsd)
+                    {
                     // A range starting past the end: a 416 with no body, answered here like any hit.
                     case .unsatisfiable(let headers): object = .unsatisfiable(headers)
                     case .send(let head) where canSendFile || isHead: object = .send(head)
@@ -157,9 +159,10 @@ extension Answer {
     ///     unknown length ends with the connection), and `Connection: keep-alive` when the connection stays open.
     ///   - delimitedByClose: the body, of unknown length, ends with the connection (to an HTTP/1.0 client): no
     ///     length is given. A HEAD answer of unknown length gives none either.
+    ///   - connectionLine: a line of the connection's (its `CMSD-Dynamic`), CRLF included, written before `Date`.
     func writeHead(
         closing: Bool, chunked: Bool = false, http10: Bool = false, delimitedByClose: Bool = false,
-        into buffer: inout ByteBuffer
+        connectionLine: ByteBuffer? = nil, into buffer: inout ByteBuffer
     ) {
         if status == .ok, !http10 {
             buffer.writeStaticString("HTTP/1.1 200 OK\r\n")
@@ -189,6 +192,7 @@ extension Answer {
         {
             buffer.writeStaticString("Content-Length: 0\r\n")
         }
+        if let connectionLine { buffer.writeImmutableBuffer(connectionLine) }
         buffer.writeImmutableBuffer(ServerFields.lines)
         if closing {
             buffer.writeStaticString("Connection: close\r\n\r\n")

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import HTTPTypes
 import NIOCore
+import OriginCache
 import SegmentCache
 import Synchronization
 
@@ -34,8 +35,8 @@ final class RenderedPlaylist: Sendable {
 
     /// A rendering; see the properties.
     init(
-        body: RenderedBody, contentType: String, isLive: Bool, isMultivariant: Bool, liveFreshSeconds: Double,
-        liveStaleLimitSeconds: Double, newestSegments: [CacheKey]
+        cmsd: CMSD? = nil, body: RenderedBody, contentType: String, isLive: Bool, isMultivariant: Bool,
+        liveFreshSeconds: Double, liveStaleLimitSeconds: Double, newestSegments: [CacheKey]
     ) {
         self.body = body
         self.contentType = contentType
@@ -47,14 +48,19 @@ final class RenderedPlaylist: Sendable {
         contentTypeField = HTTPField(name: .contentType, value: contentType)
         liveCacheControlField =
             isLive ? HTTPField(name: .cacheControl, value: "public, max-age=\(max(1, Int(liveFreshSeconds)))") : nil
+        cmsdField = cmsd?.staticField(kind: .hlsPlaylist, contentType: contentType, live: isLive)
     }
+
+    /// `CMSD-Static` of its answers (``CMSD``), when the server sends CMSD.
+    let cmsdField: HTTPField?
 
     /// The own fields of this live rendering's fresh answers (``hitFields(lastModified:)``), made once per
     /// `Last-Modified`.
     private let madeHitFields = Mutex<(lastModified: String?, fields: MadeFields)?>(nil)
 
     /// The own fields of an answer that sends this live rendering fresh (a hit or a miss, not stale): `Content-Type`,
-    /// `Vary: Via`, its `Cache-Control` and, when the origin sent one, `Last-Modified`; made once and shared.
+    /// `Vary: Via`, its `Cache-Control`, when the origin sent one, `Last-Modified`, and `CMSD-Static`; made once and
+    /// shared.
     /// `nil` for a rendering that is not live, whose `Cache-Control` changes with its remaining freshness.
     func hitFields(lastModified: String?) -> MadeFields? {
         guard let liveCacheControlField else { return nil }
@@ -65,6 +71,7 @@ final class RenderedPlaylist: Sendable {
         fields.append(Self.varyVia)
         fields.append(liveCacheControlField)
         if let lastModified { fields.append(HTTPField(name: .lastModified, value: lastModified)) }
+        if let cmsdField { fields.append(cmsdField) }
         let made = MadeFields(fields)
         madeHitFields.withLock { $0 = (lastModified, made) }
         return made

@@ -50,7 +50,10 @@ struct ObjectHead {
     ///   - metadata: the cache response's metadata.
     ///   - requested: the request's `Range`, if any.
     ///   - result: how the cache served it (a bypassed object is `no-store`).
-    static func make(metadata: EntryMetadata, requested: RequestedRange?, result: CacheResult) -> Outcome {
+    ///   - cmsd: the server's CMSD, when it sends it: `CMSD-Static` is one of the object's own fields.
+    static func make(
+        metadata: EntryMetadata, requested: RequestedRange?, result: CacheResult, cmsd: CMSD? = nil
+    ) -> Outcome {
         var headers = HTTPFields()
         let contentType =
             metadata.contentType ?? MediaTypes.byExtension(of: metadata.key.url) ?? "application/octet-stream"
@@ -71,6 +74,7 @@ struct ObjectHead {
         if let base = metadata.baseURL {
             headers[.contentLocation] = String(base.prefix { $0 != "?" && $0 != "#" })
         }
+        if let cmsd { headers.append(cmsd.staticField(kind: metadata.objectKind, contentType: contentType)) }
 
         // A request whose key carried the range: the cache answered exactly those bytes.
         if let range = metadata.key.range {

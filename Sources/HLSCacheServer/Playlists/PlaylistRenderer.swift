@@ -82,6 +82,7 @@ struct PlaylistRenderer {
         indexSegments(of: rewritten.mpd, url: key.url, base: base)
         let period = PlaylistFreshness.dynamicFreshSeconds(minimumUpdatePeriod: rewritten.mpd.minimumUpdatePeriod)
         return RenderedPlaylist(
+            cmsd: components.cmsd,
             body: body, contentType: MPDManifest.contentType, isLive: rewritten.mpd.type == .dynamic,
             isMultivariant: false, liveFreshSeconds: period, liveStaleLimitSeconds: 3 * period, newestSegments: [])
     }
@@ -138,6 +139,7 @@ struct PlaylistRenderer {
             }
         }
         return RenderedPlaylist(
+            cmsd: components.cmsd,
             body: body, contentType: ObjectKind.hlsPlaylist.contentType!, isLive: playlist.isLive,
             isMultivariant: playlist.kind == .multivariant,
             liveFreshSeconds: PlaylistFreshness.liveFreshSeconds(targetDuration: playlist.targetDuration),

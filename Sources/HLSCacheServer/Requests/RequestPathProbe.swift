@@ -68,7 +68,9 @@ package final class RequestPathProbe: Sendable {
                 let metadata = EntryMetadata(
                     key: resolved.key, status: 200, contentType: "video/mp2t", contentLength: contentLength,
                     fetchedAt: Date(), completeLength: resolved.key.range == nil ? nil : length)
-                switch ObjectHead.make(metadata: metadata, requested: resolved.requested, result: .hit) {
+                switch ObjectHead.make(
+                    metadata: metadata, requested: resolved.requested, result: .hit, cmsd: components.cmsd)
+                {
                 case .send(let head): statuses.append(head.status.code)
                 case .unsatisfiable: statuses.append(416)
                 }

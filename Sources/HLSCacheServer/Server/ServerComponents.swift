@@ -19,6 +19,8 @@ final class ServerComponents: Sendable {
     /// The read-ahead of the segments players are about to ask for (none with `--prefetch 0`): into this node's
     /// cache, or through the fleet's balancer to the nodes that own them (`--fleet-url`).
     let readAhead: ReadAhead?
+    /// What answers tell players (CTA-5006), unless `--cmsd off`.
+    let cmsd: CMSD?
     /// The players' `nor`s, fetched ahead (``CMCDPrefetch``): a queue of its own, local or through the fleet.
     let cmcdReadAhead: ReadAhead
     /// The players' `nor` decided a moment ago (``CMCDPrefetch``).
@@ -80,5 +82,6 @@ final class ServerComponents: Sendable {
             readAhead = own
         }
         memory = MemoryTiers(configuration: configuration)
+        cmsd = configuration.cmsd ? CMSD(nodeName: configuration.nodeName) : nil
     }
 }

@@ -1,0 +1,95 @@
+import HTTPTypes
+import NIOCore
+import OriginCache
+
+/// Common Media Server Data (CTA-5006): what the server tells players with each answer (`--cmsd`, on by default).
+///
+/// - `CMSD-Static` (an answer's own field, made where its other own fields are, so kept hits send it at no cost):
+///   `ot` (`m` manifest, `v`/`a`/`av` media by its type, `k` key, `o` other), `st` (`v` VOD or `l` live, for a
+///   manifest) and `n`, the node's name (as in the fleet's `Via`).
+/// - `CMSD-Dynamic` (the connection's, ``dynamicLine(deliveryRate:roundTrip:)``): `n` with `etp`, the estimated
+///   throughput in kbit/s, and `rtt` in milliseconds, both measured by the kernel for that client's connection
+///   (`TCP_INFO`'s delivery rate and smoothed round-trip time), not guessed.
+struct CMSD: Sendable {
+    /// `CMSD-Static`.
+    static let staticName = HTTPField.Name("CMSD-Static")!
+    /// `CMSD-Dynamic`.
+    static let dynamicName = HTTPField.Name("CMSD-Dynamic")!
+
+    /// The node's name as an RFC 8941 string.
+    private let node: String
+
+    /// The CMSD of node `nodeName` (letters, digits, `.`, `-`, `_`: ``FleetHop/isValidName(_:)``).
+    init(nodeName: String) {
+        node = "\"" + nodeName.filter { $0 != "\"" && $0 != "\\" } + "\""
+    }
+
+    /// The `CMSD-Static` field of an object of `kind` and `contentType`, of a stream of type `streamType` when known.
+    func staticField(kind: ObjectKind, contentType: String?, live: Bool? = nil) -> HTTPField {
+        var value = "ot=" + Self.objectType(kind, contentType: contentType)
+        if let live { value += live ? ",st=l" : ",st=v" }
+        return HTTPField(name: Self.staticName, value: value + ",n=" + node)
+    }
+
+    /// CTA-5006's object type of an answer.
+    static func objectType(_ kind: ObjectKind, contentType: String?) -> String {
+        switch kind {
+        case .hlsPlaylist, .dashManifest: return "m"
+        case .key: return "k"
+        case .other, .unknown: return "o"
+        case .media:
+            let type = contentType?.lowercased() ?? ""
+            if type.hasPrefix("audio/") { return "a" }
+            if type.hasPrefix("video/mp2t") { return "av" }
+            return "v"
+        }
+    }
+
+    /// The `CMSD-Dynamic` line (CRLF included) for a connection whose kernel measures `deliveryRate` bytes per second
+    /// and a smoothed round trip of `roundTrip` microseconds; a figure the kernel has not measured yet (0) is left out.
+    func dynamicLine(deliveryRate: UInt64, roundTrip: UInt32) -> ByteBuffer {
+        var line = ByteBuffer()
+        line.writeString(Self.dynamicName.rawName)
+        line.writeStaticString(": ")
+        line.writeString(node)
+        if deliveryRate > 0 {
+            line.writeStaticString(";etp=")
+            line.writeString(String(deliveryRate.multipliedReportingOverflow(by: 8).partialValue / 1000))
+        }
+        if roundTrip > 0 {
+            line.writeStaticString(";rtt=")
+            line.writeString(String((roundTrip + 500) / 1000))
+        }
+        line.writeStaticString("\r\n")
+        return line
+    }
+}
+
+/// The kernel's `struct tcp_info` (Linux, `<linux/tcp.h>`) as bytes: glibc's declaration stops before
+/// `tcpi_delivery_rate`. The layout only ever grows at its end; a kernel that fills less leaves the rest zero.
+struct KernelTCPInfo: Sendable {
+    // 232 bytes: the struct of Linux 6.x (29 words).
+    var words:
+        (
+            UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
+            UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
+            UInt64, UInt64, UInt64
+        ) = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+
+    /// `tcpi_rtt`: the smoothed round-trip time, in microseconds.
+    var roundTrip: UInt32 { withUnsafeBytes(of: words) { $0.loadUnaligned(fromByteOffset: 68, as: UInt32.self) } }
+    /// `tcpi_delivery_rate`: the recent delivery rate, in bytes per second.
+    var deliveryRate: UInt64 {
+        withUnsafeBytes(of: words) { $0.loadUnaligned(fromByteOffset: 160, as: UInt64.self) }
+    }
+
+    /// What the kernel measures now for `channel`'s socket, when it is a TCP socket read on its event loop.
+    static func measure(_ channel: any Channel) -> KernelTCPInfo? {
+        guard let provider = channel as? any SocketOptionProvider, channel.eventLoop.inEventLoop else { return nil }
+        var info: KernelTCPInfo?
+        // Completed at once on the channel's loop.
+        let future: EventLoopFuture<KernelTCPInfo> = provider.unsafeGetSocketOption(level: .tcp, name: .tcp_info)
+        future.assumeIsolated().whenSuccess { info = $0 }
+        return info
+    }
+}
