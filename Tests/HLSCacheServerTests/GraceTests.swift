@@ -82,14 +82,15 @@ struct GraceTests {
             // A hung refresh ends at the live deadline (4 s): one at a time, about one per deadline.
             let refreshes = origin.count(path) - fetchesBefore
             // The slowest answers, one per refresh, are those that started one. Each bound below holds with a second's
-            // stall of the server under the whole suite (once 1.56 s for a starter, which the slowest-of-all bound
-            // alone read as a failure); waiting on the hung refresh, or a grace wait of 2 s, still fails.
+            // stall of the server under the whole suite (once 1.56 s for a starter, and 1.66 s for every answer of a
+            // round, which a bound of 1.5 s read as a failure); waiting on the hung refresh (4 s), or a grace wait of
+            // 2 s, still fails.
             let starters = staleTimes.suffix(refreshes)
             let others = staleTimes.dropLast(refreshes)
             let timings = "(the slowest poller \(slowest) s; the slowest answers \(staleTimes.suffix(8)) ms)"
             #expect(
-                (others.last ?? 0) < 1500, "an answer that started no refresh took \(others.last ?? 0) ms \(timings)")
-            #expect((starters.first ?? 0) < 1500, "every refresh's starter waited \(starters.first ?? 0) ms or more")
+                (others.last ?? 0) < 2000, "an answer that started no refresh took \(others.last ?? 0) ms \(timings)")
+            #expect((starters.first ?? 0) < 2000, "every refresh's starter waited \(starters.first ?? 0) ms or more")
             #expect((staleTimes.last ?? 0) < 3500, "an answer waited \(staleTimes.last ?? 0) ms \(timings)")
             #expect(refreshes >= 1 && refreshes <= 4, "\(refreshes) refreshes in 8 s")
 
