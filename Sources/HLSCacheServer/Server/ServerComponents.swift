@@ -21,6 +21,10 @@ final class ServerComponents: Sendable {
     let readAhead: ReadAhead?
     /// What answers tell players (CTA-5006), unless `--cmsd off`.
     let cmsd: CMSD?
+    /// How this node asks the fleet's owner of an object to read it ahead (`--fleet-url`). Kept here as a plain
+    /// reference too: inside ``ReadAhead/Delivery`` it may sit in an enum's spare bits, where LeakSanitizer does not
+    /// see it.
+    let fleet: FleetReadAhead?
     /// The players' `nor`s, fetched ahead (``CMCDPrefetch``): a queue of its own, local or through the fleet.
     let cmcdReadAhead: ReadAhead
     /// The players' `nor` decided a moment ago (``CMCDPrefetch``).
@@ -69,10 +73,11 @@ final class ServerComponents: Sendable {
         ownReadAhead = own
         // Players' `nor`s have a queue of their own, through the fleet's owners when there is a fleet.
         var delivery = ReadAhead.Delivery.local(origin.cache)
-        if let fleetURL = configuration.fleetURL {
+        fleet = try configuration.fleetURL.map { fleetURL in
             let (base, host) = try ParentTier.base(of: fleetURL, option: "--fleet-url")
-            delivery = .fleet(try FleetReadAhead(base: base, host: host, configuration: configuration))
+            return try FleetReadAhead(base: base, host: host, configuration: configuration)
         }
+        if let fleet { delivery = .fleet(fleet) }
         cmcdReadAhead = ReadAhead(delivery, concurrency: configuration.readAheadConcurrency, logger: logger)
         if configuration.readAheadCount == 0 {
             readAhead = nil
