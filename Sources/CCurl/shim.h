@@ -172,13 +172,14 @@ extern int sched_setaffinity(pid_t pid, size_t cpusetsize, const void *mask);
 extern int pthread_setaffinity_np(pthread_t thread, size_t cpusetsize, const void *mask);
 #endif
 
-/// Writes the numbers of the processors in the calling thread's affinity mask, in increasing order, to `cpus` (at
-/// most `capacity` of them); returns how many the mask holds, or -1 when it cannot be read.
-static inline int hlscache_affinity_list(int *cpus, int capacity) {
+/// Writes the processors in the affinity mask of thread `tid` (a kernel thread id of this process, as listed in
+/// /proc/self/task; 0 for the calling thread) to `cpus`, in increasing order (at most `capacity` of them); returns how
+/// many the mask holds, or -1 when it cannot be read.
+static inline int hlscache_thread_affinity_list(int tid, int *cpus, int capacity) {
 #if defined(__linux__)
     unsigned long long mask[16];
     memset(mask, 0, sizeof mask);
-    if (sched_getaffinity(0, sizeof mask, mask) != 0) return -1;
+    if (sched_getaffinity((pid_t)tid, sizeof mask, mask) != 0) return -1;
     int count = 0;
     for (int cpu = 0; cpu < 1024; cpu++) {
         if ((mask[cpu / 64] >> (cpu % 64)) & 1ULL) {
@@ -188,10 +189,17 @@ static inline int hlscache_affinity_list(int *cpus, int capacity) {
     }
     return count;
 #else
+    (void)tid;
     (void)cpus;
     (void)capacity;
     return -1;
 #endif
+}
+
+/// Writes the numbers of the processors in the calling thread's affinity mask, in increasing order, to `cpus` (at
+/// most `capacity` of them); returns how many the mask holds, or -1 when it cannot be read.
+static inline int hlscache_affinity_list(int *cpus, int capacity) {
+    return hlscache_thread_affinity_list(0, cpus, capacity);
 }
 
 /// The processors in the calling thread's affinity mask, or -1 when it cannot be read.
@@ -217,29 +225,6 @@ static inline int hlscache_bind_thread(pthread_t thread, int cpu) {
 /// Binds the calling thread to processor `cpu` (0 to 1023): 0, or the error number.
 static inline int hlscache_bind_current_thread(int cpu) {
     return hlscache_bind_thread(pthread_self(), cpu);
-}
-
-/// Writes the processors in the affinity mask of thread `tid` (a kernel thread id of this process, as listed in
-/// /proc/self/task) to `cpus`, as ``hlscache_affinity_list`` does for the calling thread.
-static inline int hlscache_thread_affinity_list(int tid, int *cpus, int capacity) {
-#if defined(__linux__)
-    unsigned long long mask[16];
-    memset(mask, 0, sizeof mask);
-    if (sched_getaffinity((pid_t)tid, sizeof mask, mask) != 0) return -1;
-    int count = 0;
-    for (int cpu = 0; cpu < 1024; cpu++) {
-        if ((mask[cpu / 64] >> (cpu % 64)) & 1ULL) {
-            if (count < capacity) cpus[count] = cpu;
-            count++;
-        }
-    }
-    return count;
-#else
-    (void)tid;
-    (void)cpus;
-    (void)capacity;
-    return -1;
-#endif
 }
 
 /// Sets the affinity mask of thread `tid` (this process's) to the `count` processors of `cpus` (each 0 to 1023):

@@ -103,9 +103,6 @@ enum CMCDPrefetch {
         }
         guard !references.isEmpty, case .origin(let current) = resolution, !current.isReadAhead else { return nil }
         guard references.count <= maxObjects else { return .refused }
-        if let buffer = cmcd.integer("bl"), buffer > components.configuration.cmcdPrefetchMaxBuffer.milliseconds {
-            return .skippedBuffer
-        }
         let range = cmcd.string("nrr").map { "bytes=" + $0 }
         let origin = Self.origin(of: current.url)
         var keys: [CacheKey] = []
