@@ -30,7 +30,7 @@ struct ServeCommand: AsyncParsableCommand {
             .value("send-timeout"),
             .repeated("cors-origin"), .value("admin-token"), .value("node-name"), .value("fleet-url"),
             .value("fleet-token"), .value("parent"), .value("cmcd-prefetch"), .value("cmcd-prefetch-max-buffer"),
-            .value("cmsd"),
+            .value("cmsd"), .flag("cmcd-to-origin"),
         ]
 
     /// ``environmentOptions`` less the variables of options `arguments` give under another name: an old spelling on
@@ -183,6 +183,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds of buffer (CMCD bl) above which a player's nor is not prefetched.")
     var cmcdPrefetchMaxBuffer: Double = 30
 
+    @Flag(
+        help:
+            "Pass a player's CMCD on to the origin with a fill its request starts, as the player sent it (query or headers); never part of a key."
+    )
+    var cmcdToOrigin = false
+
     @Option(help: "on: answers carry CMSD-Static and CMSD-Dynamic (CTA-5006); off: they do not.")
     var cmsd = "on"
 
@@ -219,6 +225,7 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("--cmcd-prefetch must be on or off")
         }
         configuration.cmcdPrefetch = cmcdPrefetch == "on"
+        configuration.cmcdToOrigin = cmcdToOrigin
         guard cmsd == "on" || cmsd == "off" else { throw ValidationError("--cmsd must be on or off") }
         configuration.cmsd = cmsd == "on"
         configuration.cmcdPrefetchMaxBuffer = try OriginOptions.seconds(

@@ -1,3 +1,5 @@
+import HTTPTypes
+
 /// Common Media Client Data (CTA-5004): what a player reports with each request, as one dictionary in RFC 8941's
 /// structured-field syntax. Players send it as the `CMCD` query parameter (percent-encoded: hls.js, dash.js, Shaka,
 /// video.js) or as the `CMCD-Request`, `CMCD-Object`, `CMCD-Status` and `CMCD-Session` headers (Media3, AVPlayer);
@@ -20,6 +22,8 @@ package struct CMCD: Sendable, Equatable {
     package struct Member: Sendable, Equatable {
         package var key: String
         package var value: Value
+        /// The key's bytes as a number, for a key of at most 8 bytes (every key CTA-5004 defines); 0 for a longer one.
+        var code: UInt64 = 0
     }
 
     /// Why a CMCD field was ignored.
@@ -48,9 +52,24 @@ package struct CMCD: Sendable, Equatable {
     /// The data of a `CMCD` query parameter's value, as it appears in the request target (percent-encoded).
     /// - Throws: ``Invalid``.
     package init(query value: Substring) throws(Invalid) {
-        guard value.utf8.count <= Self.maxFieldBytes else { throw .tooLong }
-        guard let decoded = Self.percentDecoded(value.utf8) else { throw .syntax(at: 0) }
-        try read(decoded)
+        let utf8 = value.utf8
+        guard utf8.count <= Self.maxFieldBytes else { throw .tooLong }
+        // Decoded on the stack: a player's every request comes here.
+        let result = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(1, utf8.count)) {
+            buffer -> Result<CMCD, Invalid> in
+            let decoded =
+                utf8.withContiguousStorageIfAvailable { Self.percentDecode($0, into: buffer) }
+                ?? Self.percentDecode(Array(utf8), into: buffer)
+            guard let count = decoded else { return .failure(.syntax(at: 0)) }
+            var cmcd = CMCD()
+            do throws(Invalid) {
+                try cmcd.read(UnsafeBufferPointer(rebasing: buffer[..<count]))
+            } catch {
+                return .failure(error)
+            }
+            return .success(cmcd)
+        }
+        self = try result.get()
     }
 
     /// The data of the `CMCD-*` headers, their values joined with `,` (each is a dictionary, and so is their
@@ -58,42 +77,80 @@ package struct CMCD: Sendable, Equatable {
     /// - Throws: ``Invalid``.
     package init(headers value: String) throws(Invalid) {
         guard value.utf8.count <= Self.maxFieldBytes else { throw .tooLong }
-        try read(Array(value.utf8))
+        var value = value
+        let result = value.withUTF8 { bytes -> Result<CMCD, Invalid> in
+            var cmcd = CMCD()
+            do throws(Invalid) {
+                try cmcd.read(bytes)
+            } catch {
+                return .failure(error)
+            }
+            return .success(cmcd)
+        }
+        self = try result.get()
     }
 
     /// The value of `key`, if present.
-    package subscript(key: String) -> Value? { members.first { $0.key == key }?.value }
+    package subscript(key: String) -> Value? {
+        // By number: a player's every request looks up a dozen keys, and a string comparison of two that differ takes
+        // the slow path.
+        let code = Self.code(key.utf8)
+        if code != 0 { return members.first { $0.code == code }?.value }
+        return members.first { $0.key == key }?.value
+    }
+
+    /// The value of `key` (a literal: its number is made from its bytes, with no string), if present.
+    package func value(_ key: StaticString) -> Value? {
+        let code =
+            key.hasPointerRepresentation
+            ? Self.code(UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount)) : 0
+        guard code != 0 else { return self[key.description] }
+        return members.first { $0.code == code }?.value
+    }
+
+    /// A key of at most 8 bytes as a number (its bytes, first in the low byte); 0 for a longer or empty one.
+    static func code<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> UInt64 {
+        guard !bytes.isEmpty, bytes.count <= 8 else { return 0 }
+        var code: UInt64 = 0
+        var shift: UInt64 = 0
+        for byte in bytes {
+            code |= UInt64(byte) << shift
+            shift += 8
+        }
+        return code
+    }
 
     /// An integer member (`bl`, `br`, `mtp`, `d`, …), if present as one.
-    package func integer(_ key: String) -> Int64? {
-        if case .integer(let value) = self[key] { return value }
+    package func integer(_ key: StaticString) -> Int64? {
+        if case .integer(let value) = value(key) { return value }
         return nil
     }
 
     /// A string member (`sid`, `cid`, `nor`, `nrr`, …), if present as one.
-    package func string(_ key: String) -> String? {
-        if case .string(let value) = self[key] { return value }
+    package func string(_ key: StaticString) -> String? {
+        if case .string(let value) = value(key) { return value }
         return nil
     }
 
     /// A token member (`ot`, `sf`, `st`, …), if present as one.
-    package func token(_ key: String) -> String? {
-        if case .token(let value) = self[key] { return value }
+    package func token(_ key: StaticString) -> String? {
+        if case .token(let value) = value(key) { return value }
         return nil
     }
 
     /// Whether a boolean member (`bs`, `su`) is present and true.
-    package func flag(_ key: String) -> Bool {
-        if case .boolean(true) = self[key] { return true }
+    package func flag(_ key: StaticString) -> Bool {
+        if case .boolean(true) = value(key) { return true }
         return false
     }
 
     // MARK: - Parsing (RFC 8941 section 4.2.2, dictionaries)
 
-    private mutating func read(_ bytes: [UInt8]) throws(Invalid) {
+    private mutating func read(_ bytes: UnsafeBufferPointer<UInt8>) throws(Invalid) {
         var parser = Parser(bytes: bytes)
         parser.skipSpaces()
         if parser.atEnd { return }
+        members.reserveCapacity(12)
         while true {
             let key = try parser.key()
             let value: Value
@@ -104,9 +161,12 @@ package struct CMCD: Sendable, Equatable {
                 value = .boolean(true)
                 try parser.skipParameters()
             }
-            guard !members.contains(where: { $0.key == key }) else { throw .duplicateKey(key) }
+            let code = Self.code(key.utf8)
+            guard !members.contains(where: { code != 0 ? $0.code == code : $0.key == key }) else {
+                throw .duplicateKey(key)
+            }
             guard members.count < Self.maxKeys else { throw .tooManyKeys }
-            members.append(Member(key: key, value: value))
+            members.append(Member(key: key, value: value, code: code))
             parser.skipOptionalWhitespace()
             if parser.atEnd { return }
             guard parser.peek == UInt8(ascii: ",") else { throw .syntax(at: parser.index) }
@@ -117,22 +177,26 @@ package struct CMCD: Sendable, Equatable {
         }
     }
 
-    /// Percent-decodes a query value (`%3D` → `=`); `nil` for a malformed escape.
-    private static func percentDecoded(_ bytes: Substring.UTF8View) -> [UInt8]? {
-        var output: [UInt8] = []
-        output.reserveCapacity(bytes.count)
+    /// Percent-decodes a query value (`%3D` → `=`) into `output`, which holds at least as many bytes.
+    /// - Returns: the decoded length; `nil` for a malformed escape.
+    private static func percentDecode<Bytes: Collection<UInt8>>(
+        _ bytes: Bytes, into output: UnsafeMutableBufferPointer<UInt8>
+    ) -> Int? {
+        var count = 0
         var iterator = bytes.makeIterator()
         while let byte = iterator.next() {
             guard byte == UInt8(ascii: "%") else {
-                output.append(byte)
+                output[count] = byte
+                count += 1
                 continue
             }
             guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
                 return nil
             }
-            output.append(high << 4 | low)
+            output[count] = high << 4 | low
+            count += 1
         }
-        return output
+        return count
     }
 
     private static func hexValue(_ byte: UInt8) -> UInt8? {
@@ -146,7 +210,7 @@ package struct CMCD: Sendable, Equatable {
 
     /// A cursor over a field's bytes.
     private struct Parser {
-        let bytes: [UInt8]
+        let bytes: UnsafeBufferPointer<UInt8>
         var index = 0
 
         var atEnd: Bool { index >= bytes.count }
@@ -330,45 +394,51 @@ package enum CMCDQuery {
     /// The target without its `CMCD` parameters, and the value of the last of them (as written, percent-encoded).
     /// A target with none is returned as it is, after one scan of its query's bytes.
     package static func split(_ target: String) -> (target: String, value: Substring?) {
-        let utf8 = target.utf8
-        guard let question = utf8.firstIndex(of: UInt8(ascii: "?")), mayContainParameter(utf8[question...]) else {
-            return (target, nil)
-        }
-        // Over the bytes: a player's every request passes here.
-        var kept: [UInt8] = []
-        kept.reserveCapacity(utf8.count)
-        kept.append(contentsOf: utf8[..<question])
-        var value: Range<String.Index>?
-        var keptParameters = 0
-        var start = utf8.index(after: question)
-        while true {
-            let end = utf8[start...].firstIndex(of: UInt8(ascii: "&")) ?? utf8.endIndex
-            let parameter = utf8[start..<end]
-            if parameter.starts(with: name), parameter.count == 4 || parameter.dropFirst(4).first == UInt8(ascii: "=") {
-                value = (parameter.count == 4 ? end : utf8.index(start, offsetBy: 5))..<end
-            } else {
-                kept.append(keptParameters == 0 ? UInt8(ascii: "?") : UInt8(ascii: "&"))
-                kept.append(contentsOf: parameter)
-                keptParameters += 1
+        var target = target
+        // Over the bytes, in place: a player's every request passes here.
+        let found = target.withUTF8 { bytes -> (kept: [UInt8], value: Range<Int>)? in
+            guard let question = bytes.firstIndex(of: UInt8(ascii: "?")),
+                mayContainParameter(UnsafeBufferPointer(rebasing: bytes[question...]))
+            else { return nil }
+            var kept: [UInt8] = []
+            kept.reserveCapacity(bytes.count)
+            kept.append(contentsOf: bytes[..<question])
+            var value: Range<Int>?
+            var keptParameters = 0
+            var start = question + 1
+            while true {
+                var end = start
+                while end < bytes.count, bytes[end] != UInt8(ascii: "&") { end += 1 }
+                let length = end - start
+                if length >= 4, bytes[start] == UInt8(ascii: "C"), bytes[start + 1] == UInt8(ascii: "M"),
+                    bytes[start + 2] == UInt8(ascii: "C"), bytes[start + 3] == UInt8(ascii: "D"),
+                    length == 4 || bytes[start + 4] == UInt8(ascii: "=")
+                {
+                    value = (length == 4 ? end : start + 5)..<end
+                } else {
+                    kept.append(keptParameters == 0 ? UInt8(ascii: "?") : UInt8(ascii: "&"))
+                    kept.append(contentsOf: bytes[start..<end])
+                    keptParameters += 1
+                }
+                guard end < bytes.count else { break }
+                start = end + 1
             }
-            guard end < utf8.endIndex else { break }
-            start = utf8.index(after: end)
+            guard let value else { return nil }
+            // Nothing but empty parameters left (`?CMCD=…&`): no query, as the player's URL without CMCD had none.
+            if kept[question...].allSatisfy({ $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "&") }) {
+                kept.removeLast(kept.count - question)
+            }
+            return (kept, value)
         }
-        guard let value else { return (target, nil) }
-        // Nothing but empty parameters left (`?CMCD=…&`): no query, as the player's URL without CMCD had none.
-        if kept.dropFirst(utf8.distance(from: utf8.startIndex, to: question)).allSatisfy({
-            $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "&")
-        }) {
-            kept.removeLast(kept.count - utf8.distance(from: utf8.startIndex, to: question))
-        }
-        return (String(decoding: kept, as: UTF8.self), target[value])
+        guard let found else { return (target, nil) }
+        let utf8 = target.utf8
+        let lower = utf8.index(utf8.startIndex, offsetBy: found.value.lowerBound)
+        let upper = utf8.index(utf8.startIndex, offsetBy: found.value.upperBound)
+        return (String(decoding: found.kept, as: UTF8.self), target[lower..<upper])
     }
 
-    /// `CMCD`.
-    private static let name: [UInt8] = Array("CMCD".utf8)
-
     /// Whether `CMCD` occurs in the bytes: without it, nothing to take out.
-    private static func mayContainParameter(_ bytes: Substring.UTF8View.SubSequence) -> Bool {
+    private static func mayContainParameter(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         var window: UInt32 = 0
         for byte in bytes {
             window = window << 8 | UInt32(byte)
@@ -387,20 +457,48 @@ package struct CMCDReport: Sendable, Equatable {
         case headers
     }
 
-    /// How the player sent it.
-    package var mode: Mode
+    /// What the player sent, as it sent it: what `--cmcd-to-origin` passes on.
+    package enum Sent: Sendable, Equatable {
+        /// The `CMCD` query parameter's value, percent-encoded as written.
+        case query(Substring)
+        /// The `CMCD-*` fields, in the order they came.
+        case headers([HTTPField])
+    }
+
+    /// What the player sent.
+    package var sent: Sent
     /// The data, or why it is ignored.
     package var data: Result<CMCD, CMCD.Invalid>
 
+    /// How the player sent it.
+    package var mode: Mode {
+        switch sent {
+        case .query: .query
+        case .headers: .headers
+        }
+    }
+
     /// The report of a `CMCD` query parameter's value.
     package init(query value: Substring) {
-        mode = .query
+        sent = .query(value)
         data = Result { () throws(CMCD.Invalid) in try CMCD(query: value) }
     }
 
     /// The report of the `CMCD-*` headers' values, joined with `,`.
-    package init(headers value: String) {
-        mode = .headers
+    /// - Parameter fields: the fields themselves, when they are to be passed on (the parser reads only `value`).
+    package init(headers value: String, fields: [HTTPField] = []) {
+        sent = .headers(fields)
         data = Result { () throws(CMCD.Invalid) in try CMCD(headers: value) }
     }
+}
+
+extension HTTPField.Name {
+    /// `CMCD-Request` (CTA-5004 header mode): keys whose values vary with each request.
+    package static let cmcdRequest = HTTPField.Name("CMCD-Request")!
+    /// `CMCD-Object`: keys whose values vary with the object requested.
+    package static let cmcdObject = HTTPField.Name("CMCD-Object")!
+    /// `CMCD-Status`: keys whose values do not vary with every request or object.
+    package static let cmcdStatus = HTTPField.Name("CMCD-Status")!
+    /// `CMCD-Session`: keys whose values are expected to be invariant over the session.
+    package static let cmcdSession = HTTPField.Name("CMCD-Session")!
 }

@@ -15,6 +15,8 @@ package struct ExchangeRequestFields {
     package var authorization: String?
     /// The `CMCD-Request`, `CMCD-Object`, `CMCD-Status` and `CMCD-Session` values, joined with `,`.
     package var cmcd: String?
+    /// The `CMCD-*` fields themselves, as they came (for `--cmcd-to-origin`).
+    package var cmcdFields: [HTTPField] = []
 
     /// Takes one field.
     /// - Parameters:
@@ -38,9 +40,10 @@ package struct ExchangeRequestFields {
             return takeConnectionTokens(value)
         case 21 where Self.equal(name, "x-hlscache-read-ahead"): Self.join(&readAhead, value)
         case 13 where Self.equal(name, "authorization"): Self.join(&authorization, value)
-        case 11 where Self.equal(name, "cmcd-object") || Self.equal(name, "cmcd-status"),
-            12 where Self.equal(name, "cmcd-request") || Self.equal(name, "cmcd-session"):
-            Self.join(&cmcd, value)
+        case 11 where Self.equal(name, "cmcd-object"): takeCMCD(.cmcdObject, value)
+        case 11 where Self.equal(name, "cmcd-status"): takeCMCD(.cmcdStatus, value)
+        case 12 where Self.equal(name, "cmcd-request"): takeCMCD(.cmcdRequest, value)
+        case 12 where Self.equal(name, "cmcd-session"): takeCMCD(.cmcdSession, value)
         case 30 where Self.equal(name, "access-control-request-headers"): Self.join(&requestHeaders, value)
         case 16 where Self.equal(name, "proxy-connection"):
             // llhttp reads it as `Connection`: from the bytes, the decoder's to read; from its head, its tokens count.
@@ -71,7 +74,13 @@ package struct ExchangeRequestFields {
             method: method, target: target, origin: origin, range: range, via: via,
             accessControlRequestHeaders: requestHeaders, readAhead: readAhead, authorization: authorization,
             closes: ClosingRule.closes(major: 1, minor: 1, tokens: connection),
-            cmcd: query.map(CMCDReport.init(query:)) ?? cmcd.map(CMCDReport.init(headers:)))
+            cmcd: query.map(CMCDReport.init(query:)) ?? cmcd.map { CMCDReport(headers: $0, fields: cmcdFields) })
+    }
+
+    /// Takes a `CMCD-*` field: its value joined to the others' for the parser, the field kept as it came.
+    private mutating func takeCMCD(_ name: HTTPField.Name, _ value: UnsafeBufferPointer<UInt8>) {
+        Self.join(&cmcd, value)
+        cmcdFields.append(HTTPField(name: name, value: String(decoding: value, as: UTF8.self)))
     }
 
     /// Takes the tokens of a `Connection` (or `Proxy-Connection`) value for ``ClosingRule``.

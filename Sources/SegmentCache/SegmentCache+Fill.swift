@@ -30,7 +30,7 @@ extension SegmentCache {
             return
         }
         let metadata = EntryMetadata(
-            key: key,
+            key: key.withoutOriginAdditions,
             status: response.status,
             contentType: response.contentType,
             contentLength: response.contentLength,

@@ -149,6 +149,52 @@ struct CMCDTests {
         }
     }
 
+    @Test(
+        "with --cmcd-to-origin, the fill a request starts carries its CMCD as the player sent it; keys and answers do not"
+    )
+    func cmcdToOrigin() async throws {
+        try await withServer(arguments: ["--read-ahead", "0", "--cmcd-prefetch", "off", "--cmcd-to-origin"]) {
+            server, origin in
+            // Query mode: the parameter as written goes on, after the origin URL's own query.
+            let seg0 = server.proxied(origin.url("/ts-multivariant/hi/seg0.ts"))
+            let first = try await TestHTTP.get(Self.withQuery(seg0, "bl=2000,sid=\"a\""))
+            #expect(first.status == 200 && first.header("x-cache") == "MISS")
+            #expect(origin.targets.last == "/ts-multivariant/hi/seg0.ts?CMCD=bl%3D2000%2Csid%3D%22a%22")
+            // Another player's CMCD: the same key, a hit, no fetch.
+            let second = try await TestHTTP.get(Self.withQuery(seg0, "bl=9000,sid=\"b\""))
+            #expect(second.header("x-cache") == "HIT" && second.body == first.body)
+            #expect(origin.count("/ts-multivariant/hi/seg0.ts") == 1)
+
+            // Header mode: the fields as sent, the URL without CMCD.
+            let seg1 = server.proxied(origin.url("/ts-multivariant/hi/seg1.ts"))
+            let headed = try await TestHTTP.get(
+                seg1, headers: [("CMCD-Request", "bl=2100,mtp=9000"), ("cmcd-session", "sid=\"c\"")])
+            #expect(headed.status == 200)
+            #expect(origin.targets.last == "/ts-multivariant/hi/seg1.ts")
+            let fields = origin.cmcdFields.last
+            #expect(fields?.target == "/ts-multivariant/hi/seg1.ts")
+            // (Names are case-insensitive; the origin's decoder lowercases them.)
+            #expect(
+                fields?.fields.map { $0.lowercased() } == ["cmcd-request: bl=2100,mtp=9000", "cmcd-session: sid=\"c\""])
+
+            // A playlist: its fetch carries the CMCD, its rendering does not, and a plain player gets the same bytes.
+            let playlistURL = server.proxied(origin.url("/ts-multivariant/hi/index.m3u8"))
+            let playlist = try await TestHTTP.get(Self.withQuery(playlistURL, "ot=m,sid=\"d\""))
+            #expect(origin.targets.last == "/ts-multivariant/hi/index.m3u8?CMCD=ot%3Dm%2Csid%3D%22d%22")
+            #expect(!playlist.text.contains("CMCD"))
+            let plain = try await TestHTTP.get(playlistURL)
+            #expect(plain.body == playlist.body && plain.header("x-cache") == "HIT")
+
+            // An invalid CMCD (a duplicate key) is not passed on, in either mode.
+            _ = try await TestHTTP.get(
+                Self.withQuery(server.proxied(origin.url("/ts-multivariant/hi/seg2.ts")), "bl=1,bl=2"))
+            #expect(origin.targets.last == "/ts-multivariant/hi/seg2.ts")
+            _ = try await TestHTTP.get(
+                server.proxied(origin.url("/ts-multivariant/lo/seg0.ts")), headers: [("CMCD-Request", "bl=1,bl=2")])
+            #expect(origin.cmcdFields.count == 1)
+        }
+    }
+
     @Test("with --cmcd-prefetch off, nor fetches nothing")
     func prefetchOff() async throws {
         try await withServer(arguments: ["--read-ahead", "0", "--cmcd-prefetch", "off"]) { server, origin in
@@ -219,6 +265,19 @@ struct CMCDTests {
             // the same.
             let liveHit = try await TestHTTP.get(server.proxied(origin.url("/live/index.m3u8")))
             #expect(liveHit.header("cmsd-static") == "ot=m,st=l,n=\"edge-7\"")
+            // Initialization sections a manifest named (EXT-X-MAP, DASH Initialization): `i`; its segments `v`.
+            _ = try await TestHTTP.get(server.proxied(origin.url("/fmp4/index.m3u8")))
+            let map = try await TestHTTP.get(server.proxied(origin.url("/fmp4/init.mp4")))
+            #expect(map.header("cmsd-static") == "ot=i,n=\"edge-7\"")
+            let fragment = try await TestHTTP.get(server.proxied(origin.url("/fmp4/seg1.m4s")))
+            #expect(fragment.header("cmsd-static") == "ot=v,n=\"edge-7\"")
+            // Asked for again, a hit says the same.
+            #expect(
+                try await TestHTTP.get(server.proxied(origin.url("/fmp4/init.mp4"))).header("cmsd-static")
+                    == "ot=i,n=\"edge-7\"")
+            _ = try await TestHTTP.get(server.proxied(origin.url("/dash-timeline/manifest.mpd")))
+            let dashInit = try await TestHTTP.get(server.proxied(origin.url("/dash-timeline/init-0.m4s")))
+            #expect(dashInit.header("cmsd-static") == "ot=i,n=\"edge-7\"")
             // On one connection: once the kernel has measured it, the throughput and the round trip.
             let connection = try RawConnection(port: server.port)
             defer { connection.close() }
@@ -242,6 +301,31 @@ struct CMCDTests {
             #expect(segment.status == 200)
             #expect(segment.header("cmsd-static") == nil && segment.header("cmsd-dynamic") == nil)
         }
+    }
+
+    @Test("CMSD: an LL-HLS blocking reload held for its fill says how long (ht), leader and parked joiner alike")
+    func heldTimeOnBlockingReloads() async throws {
+        let (origin, server) = try await ParkedReloadTests.setUp(hold: .milliseconds(600))
+        defer { origin.stop() }
+        let url = server.proxied(origin.url(ParkedReloadTests.reload))
+        let leader = try await ParkedReloadTests.startFill(url, origin: origin)
+        // Parked on the leader's fill.
+        let joiner = try await TestHTTP.get(url)
+        let led = try await leader.value
+        await server.stop()
+        for answer in [led, joiner] {
+            let cmsd = try #require(answer.header("cmsd-static"))
+            #expect(cmsd.hasPrefix("ot=m,st=l,n=\"") && cmsd.contains(",ht="), "\(cmsd)")
+            let held = cmsd.split(separator: ",").first { $0.hasPrefix("ht=") }.flatMap { Int($0.dropFirst(3)) }
+            // The joiner came while the leader's fill was held: both waited for most of the origin's hold.
+            #expect((held ?? 0) >= 100 && (held ?? .max) < 60_000, "\(cmsd)")
+        }
+        // A playlist answered at once holds nothing: no ht.
+        let (origin2, server2) = try await ParkedReloadTests.setUp(hold: .zero)
+        defer { origin2.stop() }
+        let plain = try await TestHTTP.get(server2.proxied(origin2.url("/live/index.m3u8")))
+        await server2.stop()
+        #expect(plain.header("cmsd-static")?.contains("ht=") == false)
     }
 
     /// Waits up to 5 s for `condition`.

@@ -111,6 +111,31 @@ struct NumberBoundsTests {
         }
         #expect(compared > 1000)
     }
+
+    @Test("mapTargets gives the distinct initialization sections references gives, over the fixtures and the corpus")
+    func mapTargetsMatchReferences() async throws {
+        var files = try TestPaths.corpusFiles()
+        files += try FileManager.default.contentsOfDirectory(
+            at: TestPaths.fixtures.appendingPathComponent("playlists"), includingPropertiesForKeys: nil
+        ).filter { $0.pathExtension == "m3u8" }
+        var withMaps = 0
+        for file in files {
+            await Task.yield()
+            guard let playlist = try? Playlist(parsing: Data(contentsOf: file)), playlist.kind == .media else {
+                continue
+            }
+            var expected: [SegmentTarget] = []
+            for reference in playlist.references(playlistURL: CorpusTests.playlistURL) {
+                guard case .map = reference.role else { continue }
+                let target = SegmentTarget(url: reference.url, byteRange: reference.byteRange)
+                if !expected.contains(target) { expected.append(target) }
+            }
+            #expect(
+                playlist.mapTargets(playlistURL: CorpusTests.playlistURL) == expected, "\(file.lastPathComponent)")
+            if !expected.isEmpty { withMaps += 1 }
+        }
+        #expect(withMaps > 10)
+    }
 }
 
 /// Rewriting is bounded while it renders.

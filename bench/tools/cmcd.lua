@@ -1,7 +1,9 @@
 -- wrk script: each request carries a typical hls.js CMCD query (CTA-5004), its values changing with every request
 -- (buffer length, measured throughput), as a player sends them. Usage: wrk -s bench/tools/cmcd.lua URL
--- With `-- plain`, the same query is made and left out of the request: the client's work (which shares the machine
--- with the server) is the same on both sides of a comparison, so that only the server's part differs.
+-- With `-- plain`, the same query is made and left out of the request target, sent instead in a field the server
+-- ignores (`X-Pad`): the client's work and the request's bytes (which the client, the kernel and the server's reader
+-- share on the same machine) are the same on both sides of a comparison, so that only what the server does with CMCD
+-- differs.
 local counter = 0
 local plain = false
 
@@ -20,7 +22,7 @@ request = function()
         1000 + counter % 29000, 20000 + (counter * 7919) % 50000)
     local query = "?CMCD=" .. encode(fields)
     if plain then
-        return wrk.format(nil, wrk.path)
+        return wrk.format(nil, wrk.path, { ["X-Pad"] = query })
     end
     return wrk.format(nil, wrk.path .. query)
 end

@@ -44,9 +44,9 @@ private struct OriginAnswers {
         let response: CacheResponse
         do {
             if let verdict {
-                response = try await components.cache.fetch(key, freshness: .fresh, from: verdict.get())
+                response = try await components.cache.fetch(resolved.fetchKey, freshness: .fresh, from: verdict.get())
             } else {
-                response = try await components.cache.fetch(key, freshness: .fresh)
+                response = try await components.cache.fetch(resolved.fetchKey, freshness: .fresh)
             }
         } catch {
             return failed(FetchFailure(error, url: key.url), resolved, record: record)
@@ -56,6 +56,8 @@ private struct OriginAnswers {
                 FetchFailure(originStatus: response.metadata.status, url: resolved.url), resolved, record: record)
         }
         var answer = await answer(response, resolved, record: record)
+        // A blocking reload held while its fill ran: CMSD says how long.
+        if BlockingReload.isBlockingReload(resolved.url) { answer.noteHeld(since: record.start) }
         // Filled through a parent on this request: say what the parent's cache did.
         if response.disposition != .hit, let parentResult = response.upstreamCache {
             answer.setField(.xCacheParent, to: parentResult)

@@ -76,7 +76,9 @@ extension Answer {
         case .refused(let status, let reason):
             return .now(Answer(failure: status, reason: reason, record: record))
         case .origin(let resolved):
-            guard resolved.isReadAhead else { return .origin(resolved, record) }
+            guard resolved.isReadAhead else {
+                return .origin(resolved.passingCMCD(of: request, components: components), record)
+            }
             components.ownReadAhead.enqueue([resolved.key])
             components.metrics.fleetReadAheadQueued()
             return .now(

@@ -1,12 +1,16 @@
 import HTTPTypes
 import NIOCore
 import OriginCache
+import SegmentCache
+import Synchronization
 
 /// Common Media Server Data (CTA-5006): what the server tells players with each answer (`--cmsd`, on by default).
 ///
 /// - `CMSD-Static` (an answer's own field, made where its other own fields are, so kept hits send it at no cost):
-///   `ot` (`m` manifest, `v`/`a`/`av` media by its type, `k` key, `o` other), `st` (`v` VOD or `l` live, for a
-///   manifest) and `n`, the node's name (as in the fleet's `Via`).
+///   `ot` (`m` manifest, `i` an initialization section a manifest named (``InitSections``), `v`/`a`/`av` media by its
+///   type, `k` key, `o` other), `st` (`v` VOD or `l` live, for a
+///   manifest) and `n`, the node's name (as in the fleet's `Via`); an LL-HLS blocking reload's answer that was held
+///   (parked, or planned while its fill ran) adds `ht`, how long, in milliseconds (``Answer/noteHeld(since:)``).
 /// - `CMSD-Dynamic` (the connection's, ``dynamicLine(deliveryRate:roundTrip:)``): `n` with `etp`, the estimated
 ///   throughput in kbit/s, and `rtt` in milliseconds, both measured by the kernel for that client's connection
 ///   (`TCP_INFO`'s delivery rate and smoothed round-trip time), not guessed.
@@ -18,6 +22,8 @@ struct CMSD: Sendable {
 
     /// The node's name as an RFC 8941 string.
     private let node: String
+    /// The initialization sections the manifests rendered here named.
+    let initSections = InitSections()
 
     /// The CMSD of node `nodeName` (letters, digits, `.`, `-`, `_`: ``FleetHop/isValidName(_:)``).
     init(nodeName: String) {
@@ -25,8 +31,14 @@ struct CMSD: Sendable {
     }
 
     /// The `CMSD-Static` field of an object of `kind` and `contentType`, of a stream of type `streamType` when known.
-    func staticField(kind: ObjectKind, contentType: String?, live: Bool? = nil) -> HTTPField {
-        var value = "ot=" + Self.objectType(kind, contentType: contentType)
+    /// - Parameter key: the object's key, for a media object: `ot=i` when a manifest named it as an initialization
+    ///   section.
+    func staticField(kind: ObjectKind, contentType: String?, live: Bool? = nil, key: CacheKey? = nil) -> HTTPField {
+        let type =
+            if kind == .media, let key, initSections.contains(key) { "i" } else {
+                Self.objectType(kind, contentType: contentType)
+            }
+        var value = "ot=" + type
         if let live { value += live ? ",st=l" : ",st=v" }
         return HTTPField(name: Self.staticName, value: value + ",n=" + node)
     }
@@ -62,6 +74,40 @@ struct CMSD: Sendable {
         }
         line.writeStaticString("\r\n")
         return line
+    }
+}
+
+/// The initialization sections (HLS `EXT-X-MAP`, DASH `Initialization`) of the manifests rendered here, by key: what
+/// tells CMSD's `ot=i` from media, which an entry does not record (its kind is `media` either way). Noted at each
+/// rendering of a media playlist or an MPD, so the ones players fetch are known; bounded (``ClockMap``, hashes only).
+final class InitSections: Sendable {
+    private let hashes = Mutex(ClockMap<Int, Void>(capacity: 4096))
+
+    /// Notes `keys` as initialization sections.
+    func note(_ keys: [CacheKey]) {
+        guard !keys.isEmpty else { return }
+        hashes.withLock { hashes in
+            for key in keys { _ = hashes.insert((), forKey: key.hashValue) }
+        }
+    }
+
+    /// Whether a manifest named `key` as an initialization section (a hash's collision may say so of another key,
+    /// once in 2^64).
+    func contains(_ key: CacheKey) -> Bool {
+        let hash = key.hashValue
+        return hashes.withLock { $0.contains(hash) }
+    }
+}
+
+extension Answer {
+    /// Adds `ht` (held time, CTA-5006) to the answer's `CMSD-Static`, when it has one: the milliseconds since
+    /// `since`, when an LL-HLS blocking reload arrived that waited for its fill.
+    mutating func noteHeld(since: ContinuousClock.Instant, now: ContinuousClock.Instant = .now) {
+        let fields = ownFields.fields
+        guard let cmsd = fields[CMSD.staticName] else { return }
+        let held = max(.zero, now - since)
+        let milliseconds = held.components.seconds * 1000 + held.components.attoseconds / 1_000_000_000_000_000
+        setField(CMSD.staticName, to: cmsd + ",ht=" + String(milliseconds))
     }
 }
 

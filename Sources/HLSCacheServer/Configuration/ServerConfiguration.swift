@@ -27,6 +27,9 @@ public struct ServerConfiguration: Sendable {
     public var readAheadConcurrency: Int = 4
     /// Whether answers carry CMSD (CTA-5006): `CMSD-Static` and `CMSD-Dynamic` (`--cmsd`).
     public var cmsd = true
+    /// Whether a player's CMCD goes on to the origin with a fill its request starts, as the player sent it (query or
+    /// fields; `--cmcd-to-origin`). It is never part of a key either way.
+    public var cmcdToOrigin = false
     /// Whether a request whose CMCD names the next object (`nor`) queues that object's fill (`--cmcd-prefetch`).
     public var cmcdPrefetch = true
     /// Above this buffer length (CMCD `bl`), `nor` is not prefetched (`--cmcd-prefetch-max-buffer`).

@@ -12,7 +12,10 @@ extension ConnectionFront {
     func park(
         _ request: ExchangeRequest, _ resolution: RequestResolution, context: ChannelHandlerContext
     ) -> Bool {
-        guard let resolved = Answer.fillToStart(for: request, resolution: resolution), Answer.mayPark(request),
+        guard case .origin(let object) = resolution,
+            let resolved = Answer.fillToStart(
+                for: request, resolved: object.passingCMCD(of: request, components: components)),
+            Answer.mayPark(request),
             parking.park(resolved.key, for: self, context: context, components: components)
         else { return false }
         parked = ParkedRequest(request: request, resolved: resolved, since: .now)

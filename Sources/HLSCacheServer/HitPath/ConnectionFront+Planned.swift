@@ -40,7 +40,7 @@ extension ConnectionFront {
             }
             return false
         case .origin(let resolved, let record):
-            let verdict = Answer.fillToStart(for: request, resolution: resolution).flatMap { resolved in
+            let verdict = Answer.fillToStart(for: request, resolved: resolved).flatMap { resolved in
                 Answer.lookUp(resolved, on: context.eventLoop, components: components)
             }
             if verdict != nil { components.metrics.frontMiss() }

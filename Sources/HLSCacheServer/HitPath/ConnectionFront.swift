@@ -156,7 +156,7 @@ final class ConnectionFront: ChannelDuplexHandler, RemovableChannelHandler, Roun
                 context: context)
         }
         let remembered = Answer.remembered(request, components: components)
-        if request.cmcd != nil { CMCDPrefetch.take(request, resolution: remembered.resolution, components: components) }
+        if request.cmcd != nil { CMCDPrefetch.take(request, remembered: remembered, components: components) }
         if let answer = Answer(hitFor: request, remembered: remembered, components: components),
             let body = ChannelBody(of: answer)
         {

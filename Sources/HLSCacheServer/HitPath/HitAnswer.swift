@@ -7,7 +7,7 @@ import SegmentCache
 
 extension Answer {
     /// How the hit path resolves `request`: once per request, for its hit (``init(hitFor:remembered:components:)``)
-    /// and, when it is not one, for the fill it starts (``fillToStart(for:resolution:)``); remembered on the event
+    /// and, when it is not one, for the fill it starts (``fillToStart(for:resolved:)``); remembered on the event
     /// loop's thread for the next request of the same target (``ResolutionMemo``), with the last fresh hit answered
     /// on a lease (``KeptHit``).
     static func remembered(_ request: ExchangeRequest, components: ServerComponents) -> RememberedTarget {

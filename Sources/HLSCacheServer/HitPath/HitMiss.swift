@@ -8,18 +8,16 @@ import SegmentCache
 /// What the hit path does with a request it cannot answer at once: the fill it starts before the plan takes
 /// the request over, whether the request may park on that fill, and the rendering a parked request waits for.
 extension Answer {
-    /// The object (its ``RequestResolution/ProxiedObject/key``) the plan will fetch for `request` (resolved to
-    /// `resolution`) when the hit path left it a miss: a GET of an origin object for the requester itself (not a
+    /// The object (its ``RequestResolution/ProxiedObject/key``) the plan will fetch for `request` (routed to
+    /// `resolved`, ``route(_:resolution:record:components:)``) when the hit path left it a miss: a GET of an origin object for the requester itself (not a
     /// fleet child's request for a stored copy, `Via`; not a read-ahead). The caller starts its fill unless one is in
     /// flight or the cache holds an entry of it (whose fate, stale or not, is the plan's to decide), and may
     /// park the request on it (``mayPark(_:)``), to be answered with
     /// ``init(hitFor:resolved:components:canSendFile:arrivedAt:batch:)``.
     static func fillToStart(
-        for request: ExchangeRequest, resolution: RequestResolution
+        for request: ExchangeRequest, resolved: RequestResolution.ProxiedObject
     ) -> RequestResolution.ProxiedObject? {
-        guard request.method == .get, case .origin(let resolved) = resolution, !resolved.isReadAhead,
-            !resolved.asStored
-        else { return nil }
+        guard request.method == .get, !resolved.isReadAhead, !resolved.asStored else { return nil }
         return resolved
     }
 
@@ -35,7 +33,7 @@ extension Answer {
     ) -> Result<CacheVerdict, CacheError>? {
         let verdict = Result { () throws(CacheError) in
             try components.cache.lookup(
-                resolved.key, freshness: .fresh,
+                resolved.fetchKey, freshness: .fresh,
                 start: .immediate(executorPreference: EventLoopTaskExecutor(eventLoop)),
                 refreshingStored: false, hitLookedFor: true)
         }
@@ -44,7 +42,7 @@ extension Answer {
         return verdict
     }
 
-    /// Whether a request with a ``fillToStart(for:resolution:)`` key may wait on the event loop for that fill: an
+    /// Whether a request with a ``fillToStart(for:resolved:)`` key may wait on the event loop for that fill: an
     /// LL-HLS blocking playlist reload without a range, whose answer will be a rendering. Its answer, once the fill
     /// ends, is then a hit like any other.
     static func mayPark(_ request: ExchangeRequest) -> Bool {

@@ -52,9 +52,11 @@ struct ReloadParking {
         components: ServerComponents
     ) -> Outcome {
         func hit() -> Answer? {
-            Answer(
+            var answer = Answer(
                 hitFor: request, resolved: resolved, components: components, canSendFile: true, arrivedAt: since,
                 batch: batch)
+            answer?.noteHeld(since: since)
+            return answer
         }
         if let answer = hit() { return .answer(answer) }
         guard !awaitingRendering else { return .handOn }

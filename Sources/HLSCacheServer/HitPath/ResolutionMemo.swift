@@ -138,6 +138,9 @@ final class RememberedTarget {
     /// The ``ResolutionMemo/identity`` of the memo that keeps this target (this thread's, unless it was replaced
     /// since); `nil` for a target not remembered (which keeps no hit).
     private let memo: UInt64?
+    /// The last CMCD `nor` decided after this target on this thread (``CMCDPrefetch``): the players of a stream name
+    /// the same next object after the same one, and this answers them with no lock and no hash.
+    var lastNextObject: CMCDPrefetch.Decided?
 
     init(resolution: RequestResolution, memo: UInt64? = nil) {
         self.resolution = resolution

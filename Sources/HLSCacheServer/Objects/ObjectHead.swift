@@ -74,7 +74,9 @@ struct ObjectHead {
         if let base = metadata.baseURL {
             headers[.contentLocation] = String(base.prefix { $0 != "?" && $0 != "#" })
         }
-        if let cmsd { headers.append(cmsd.staticField(kind: metadata.objectKind, contentType: contentType)) }
+        if let cmsd {
+            headers.append(cmsd.staticField(kind: metadata.objectKind, contentType: contentType, key: metadata.key))
+        }
 
         // A request whose key carried the range: the cache answered exactly those bytes.
         if let range = metadata.key.range {

@@ -26,7 +26,8 @@ final class CMCDMetrics: Sendable {
     private let bitrate: ValueHistogram
     private let throughput: ValueHistogram
     private let sessionsGauge: CoreMetrics.Gauge
-    private let prefetches: [CMCDPrefetch.Result: CoreMetrics.Counter]
+    /// In ``CMCDPrefetch/Result/allCases``' order.
+    private let prefetches: [CoreMetrics.Counter]
     /// The distinct sessions of the last minute.
     let sessions = SessionSketch()
     private let starvations = Atomic<Int>(0)
@@ -45,21 +46,25 @@ final class CMCDMetrics: Sendable {
         startup = CoreMetrics.Counter(label: "hlscache_cmcd_startup_requests_total", factory: factory)
         invalid = CoreMetrics.Counter(label: "hlscache_cmcd_invalid_total", factory: factory)
         bufferLength = registry.makeValueHistogram(
-            name: "hlscache_cmcd_buffer_length_ms", buckets: [500, 1000, 2000, 4000, 8000, 15000, 30000, 60000],
-            help: "Buffer length players report (CMCD bl), in milliseconds")
+            descriptor: MetricNameDescriptor(
+                namespace: "hlscache", subsystem: "cmcd", metricName: "buffer_length", unitName: "ms",
+                helpText: "Buffer length players report (CMCD bl), in milliseconds"),
+            buckets: [500, 1000, 2000, 4000, 8000, 15000, 30000, 60000])
         bitrate = registry.makeValueHistogram(
-            name: "hlscache_cmcd_bitrate_kbps", buckets: [300, 750, 1500, 3000, 6000, 12000, 25000],
-            help: "Encoded bitrate of the objects players ask for (CMCD br), in kbit/s")
+            descriptor: MetricNameDescriptor(
+                namespace: "hlscache", subsystem: "cmcd", metricName: "bitrate", unitName: "kbps",
+                helpText: "Encoded bitrate of the objects players ask for (CMCD br), in kbit/s"),
+            buckets: [300, 750, 1500, 3000, 6000, 12000, 25000])
         throughput = registry.makeValueHistogram(
-            name: "hlscache_cmcd_throughput_kbps", buckets: [500, 1000, 2500, 5000, 10000, 25000, 50000, 100000],
-            help: "Throughput players measure (CMCD mtp), in kbit/s")
+            descriptor: MetricNameDescriptor(
+                namespace: "hlscache", subsystem: "cmcd", metricName: "throughput", unitName: "kbps",
+                helpText: "Throughput players measure (CMCD mtp), in kbit/s"),
+            buckets: [500, 1000, 2500, 5000, 10000, 25000, 50000, 100000])
         sessionsGauge = CoreMetrics.Gauge(label: "hlscache_cmcd_sessions", factory: factory)
-        var prefetches: [CMCDPrefetch.Result: CoreMetrics.Counter] = [:]
-        for result in CMCDPrefetch.Result.allCases {
-            prefetches[result] = CoreMetrics.Counter(
+        prefetches = CMCDPrefetch.Result.allCases.map { result in
+            CoreMetrics.Counter(
                 label: "hlscache_cmcd_prefetch_total", dimensions: [("result", result.rawValue)], factory: factory)
         }
-        self.prefetches = prefetches
     }
 
     /// Counts one request's report.
@@ -96,7 +101,7 @@ final class CMCDMetrics: Sendable {
 
     /// Counts a `nor` prefetch's result.
     func prefetch(_ result: CMCDPrefetch.Result) {
-        prefetches[result]?.increment()
+        prefetches[result.index].increment()
     }
 
     /// Brings `hlscache_cmcd_sessions` up to date (before the metrics are rendered).

@@ -94,14 +94,16 @@ struct PlaylistRenderer {
     /// indexed).
     private func indexSegments(of mpd: MPD, url: String, base: String) {
         guard let representations = try? mpd.objectsByRepresentation(documentURL: base) else { return }
-        for (id, objects) in representations {
-            let policy = components.origin.keys
-            let keys = objects.filter { $0.role == .media }.compactMap { object -> CacheKey? in
-                guard let range = object.range else { return policy.key(for: object.url) }
-                return ByteRange(offset: range.lowerBound, length: range.upperBound - range.lowerBound + 1).map {
-                    policy.key(for: object.url, range: $0)
-                }
+        let policy = components.origin.keys
+        func key(of object: MPDObject) -> CacheKey? {
+            guard let range = object.range else { return policy.key(for: object.url) }
+            return ByteRange(offset: range.lowerBound, length: range.upperBound - range.lowerBound + 1).map {
+                policy.key(for: object.url, range: $0)
             }
+        }
+        for (id, objects) in representations {
+            components.cmsd?.initSections.note(objects.filter { $0.role == .initialization }.compactMap(key))
+            let keys = objects.filter { $0.role == .media }.compactMap(key)
             if mpd.type == .dynamic { components.cache.dropNegativeEntries(keys.suffix(Self.negativeCheckCount)) }
             guard keys.count <= SegmentIndex.maxSegmentsPerPlaylist else { continue }
             components.segmentIndex.record(playlist: url + "#" + id, segments: keys, readsAhead: true)
@@ -124,6 +126,14 @@ struct PlaylistRenderer {
             throw InvalidPlaylistError(url: key.url, error: error)
         }
         var newest: [CacheKey] = []
+        if playlist.kind == .media, let cmsd = components.cmsd {
+            let policy = components.origin.keys
+            cmsd.initSections.note(
+                playlist.mapTargets(playlistURL: base).compactMap { target in
+                    guard let range = target.byteRange else { return policy.key(for: target.url) }
+                    return range.length > 0 ? policy.key(for: target.url, range: range) : nil
+                })
+        }
         if playlist.kind == .media {
             let count = components.configuration.readAheadCount
             let (segments, isComplete) = SegmentIndex.segmentKeys(

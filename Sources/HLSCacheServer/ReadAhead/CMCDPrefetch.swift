@@ -24,6 +24,16 @@ enum CMCDPrefetch {
         /// Not an object of the request's origin that a player may ask for (another origin, a private address,
         /// another of hlscache's routes), too many at once, or not a URL.
         case refused
+
+        /// Its place in ``allCases``.
+        var index: Int {
+            switch self {
+            case .queued: 0
+            case .cached: 1
+            case .skippedBuffer: 2
+            case .refused: 3
+            }
+        }
     }
 
     /// The most objects one request's `nor` may name (CMCD v2 lists them): more is refused whole.
@@ -56,18 +66,28 @@ enum CMCDPrefetch {
     /// How long a decision is taken again for the same target and `nor`.
     static let recentPeriod: Duration = .seconds(1)
 
+    /// A decision kept by the thread that made it, with the target's resolution (``RememberedTarget``).
+    struct Decided {
+        /// The `nor` and `nrr` decided about.
+        var named: String
+        var range: String?
+        var result: Result
+        var at: ContinuousClock.Instant
+    }
+
     /// Counts the request's CMCD and queues its `nor`, if it has any.
     /// - Parameters:
     ///   - request: the request, whose ``ExchangeRequest/cmcd`` is set.
     ///   - resolution: what it resolved to.
     ///   - components: the server's parts.
-    static func take(_ request: ExchangeRequest, resolution: RequestResolution, components: ServerComponents) {
+    static func take(_ request: ExchangeRequest, remembered: RememberedTarget, components: ServerComponents) {
+        let resolution = remembered.resolution
         guard let report = request.cmcd else { return }
         let metrics = components.metrics.cmcd
         metrics.count(report)
         // A GET's only: a HEAD costs its client nothing to send.
         guard components.configuration.cmcdPrefetch, request.method == .get, case .success(let cmcd) = report.data,
-            let nor = cmcd["nor"], case .origin = resolution
+            let nor = cmcd.value("nor"), case .origin = resolution
         else { return }
         // The buffer is the player's own: decided before what another player's request decided.
         if let buffer = cmcd.integer("bl"), buffer > components.configuration.cmcdPrefetchMaxBuffer.milliseconds {
@@ -77,8 +97,16 @@ enum CMCDPrefetch {
         let now = ContinuousClock.now
         let named: String
         if case .string(let reference) = nor { named = reference } else { named = String(describing: nor) }
-        let key = request.target + " " + named + " " + (cmcd.string("nrr") ?? "")
+        let range = cmcd.string("nrr")
+        // This thread decided it a moment ago, after this target: no lock, no hash.
+        if let last = remembered.lastNextObject, now - last.at < recentPeriod, last.named == named, last.range == range
+        {
+            metrics.prefetch(last.result == .queued ? .cached : last.result)
+            return
+        }
+        let key = request.target + " " + named + " " + (range ?? "")
         if let recent = components.cmcdRecent.result(for: key, at: now) {
+            remembered.lastNextObject = Decided(named: named, range: range, result: recent, at: now)
             metrics.prefetch(recent)
             return
         }
@@ -86,6 +114,7 @@ enum CMCDPrefetch {
             return
         }
         components.cmcdRecent.note(result, for: key, at: now)
+        remembered.lastNextObject = Decided(named: named, range: range, result: result, at: now)
         metrics.prefetch(result)
     }
 
@@ -95,7 +124,7 @@ enum CMCDPrefetch {
         _ cmcd: CMCD, after target: String, resolution: RequestResolution, components: ServerComponents
     ) -> Result? {
         let references: [String]
-        switch cmcd["nor"] {
+        switch cmcd.value("nor") {
         case .string(let reference): references = [reference]
         case .list(let items):
             references = items.compactMap { if case .string(let reference) = $0 { reference } else { nil } }

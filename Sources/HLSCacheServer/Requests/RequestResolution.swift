@@ -52,6 +52,9 @@ enum RequestResolution {
         var hops: [String] = []
         /// A fleet node's read-ahead (`X-HLSCache-Read-Ahead`): queue the fill here and answer 202 at once.
         var isReadAhead = false
+        /// What a fill this request starts adds to its origin request (the player's CMCD with `--cmcd-to-origin`,
+        /// ``passingCMCD(of:components:)``): given to the cache with ``fetchKey`` only, never kept.
+        var originAdditions: OriginAdditions?
 
         /// Whether manifests are answered as the origin sent them, not rewritten: the request is a child node's.
         var asStored: Bool { !hops.isEmpty }

@@ -43,6 +43,7 @@ public final class StreamOrigin: Sendable {
 
     private let requests = Mutex<[String: Int]>([:])
     private let queries = Mutex<[String]>([])
+    private let cmcdSeen = Mutex<[(target: String, fields: [String])]>([])
     private let behaviors = Mutex<[String: Behavior]>([:])
     /// When the origin was made: the live playlist's clock.
     public let started = Date()
@@ -67,6 +68,9 @@ public final class StreamOrigin: Sendable {
 
     /// The full targets (with queries) received, in order.
     public var targets: [String] { queries.withLock { $0 } }
+
+    /// The `CMCD-*` fields of every request that carried some, by full target, in order (`name: value` as received).
+    public var cmcdFields: [(target: String, fields: [String])] { cmcdSeen.withLock { $0 } }
 
     /// Makes `path` misbehave.
     public func set(_ path: String, _ behavior: Behavior?) { behaviors.withLock { $0[path] = behavior } }
@@ -125,6 +129,9 @@ public final class StreamOrigin: Sendable {
             return requests[path]!
         }
         queries.withLock { $0.append(request.head.path ?? path) }
+        let cmcd = request.headers.filter { $0.name.canonicalName.lowercased().hasPrefix("cmcd-") }
+            .map { "\($0.name.canonicalName): \($0.value)" }
+        if !cmcd.isEmpty { cmcdSeen.withLock { $0.append((request.head.path ?? path, cmcd)) } }
         switch behaviors.withLock({ $0[path] }) {
         case .status(let code)?:
             return Response(status: .init(code: code), body: .init(byteBuffer: ByteBuffer(string: "status \(code)\n")))

@@ -91,4 +91,46 @@ extension Playlist {
         if let newest { return Array(targets.suffix(newest)) }
         return targets
     }
+
+    /// The distinct targets of the playlist's initialization sections (EXT-X-MAP), with their byte ranges, in order
+    /// of first appearance: one pass over the tags, nothing built for the segments.
+    ///
+    /// URIs that cannot be resolved are left out.
+    /// - Parameters:
+    ///   - playlistURL: the absolute URL the playlist was fetched from.
+    ///   - imports: the parent multivariant playlist's variables, for EXT-X-DEFINE:IMPORT.
+    public func mapTargets(playlistURL: String, imports: [String: String] = [:]) -> [SegmentTarget] {
+        guard kind == .media, let base = BaseURL(playlistURL) else { return [] }
+        let hasVariables = hasVariableReference
+        let values =
+            hasVariables ? VariableSubstitution.values(of: self, query: base.queryString, imports: imports) : [:]
+        var targets: [SegmentTarget] = []
+        var seen: Set<SegmentTarget> = []
+        var substituted = ByteWriter(capacity: 256)
+        var scratch = ByteWriter(capacity: 256)
+        for index in records.indices where records[index].tag == .map && records[index].placeCount > 0 {
+            guard case .map(let map)? = lines[index].tag else { continue }
+            let place = places[Int(records[index].firstPlace)]
+            substituted.removeAll()
+            scratch.removeAll()
+            let resolved = source.withUnsafeBufferPointer { bytes -> Bool in
+                let span = place.start..<place.end
+                if hasVariables, VariableSubstitution.mayHaveReference(bytes, span) {
+                    guard
+                        VariableSubstitution.substitute(
+                            bytes, span, values: values, into: &substituted,
+                            limit: RewriteLimits.default.maxURIBytes) == .complete
+                    else { return false }
+                    return URLResolver.resolve(substituted.bytes, against: base, into: &scratch) != nil
+                }
+                return URLResolver.resolve(UnsafeBufferPointer(rebasing: bytes[span]), against: base, into: &scratch)
+                    != nil
+            }
+            guard resolved else { continue }
+            let target = SegmentTarget(
+                url: String(decoding: scratch.bytes, as: UTF8.self), byteRange: map.byteRange?.resolved(offset: 0))
+            if seen.insert(target).inserted { targets.append(target) }
+        }
+        return targets
+    }
 }

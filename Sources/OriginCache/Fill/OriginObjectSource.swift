@@ -20,7 +20,8 @@ import SegmentCache
 ///   work).
 /// - A manifest whose key lost query parameters by the segment list (a playlist at a path without a manifest
 ///   extension) is relayed, not stored: it would carry one viewer's tokens to the others.
-/// - The request goes to the key's ``CacheKey/fetchURL``; everything stored and logged names its ``CacheKey/url``.
+/// - The request goes to the key's ``CacheKey/fetchURL``, with the key's ``CacheKey/originAdditions`` (a player's CMCD,
+///   passed on); everything stored and logged names its ``CacheKey/url``.
 /// - With a ``ParentTier`` it goes to the parent's URL for it instead, with this node's `Via`; the parent's
 ///   `X-Cache` is passed on as ``SourceResponse/upstreamCache``, and its `508` becomes ``ParentLoopError``.
 struct OriginObjectSource: ObjectSource {
@@ -41,9 +42,10 @@ struct OriginObjectSource: ObjectSource {
     var nodeName: String? = nil
 
     func fetch(_ key: CacheKey) async throws -> SourceResponse {
-        var request = OriginRequest(url: key.fetchURL)
+        let fetchURL = key.originAdditions?.url(key.fetchURL) ?? key.fetchURL
+        var request = OriginRequest(url: fetchURL)
         if let parent {
-            guard let url = parent.url(for: key.fetchURL) else {
+            guard let url = parent.url(for: fetchURL) else {
                 throw OriginError.invalidRequest(url: key.url, reason: "not an absolute http(s) URL")
             }
             request.url = url
@@ -51,6 +53,7 @@ struct OriginObjectSource: ObjectSource {
         } else if let nodeName {
             request.headers.append(FleetHop.via(nodeName: nodeName))
         }
+        if let fields = key.originAdditions?.fields { request.headers += fields }
         if let range = key.range {
             guard range.length > 0 else {
                 throw OriginError.invalidRequest(url: key.url, reason: "empty byte range \(range)")

@@ -18,6 +18,9 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     /// The URL the object is fetched from: ``url`` itself, or ``url`` with the query parameters the key leaves
     /// out. Never stored, never part of the key's identity.
     public let fetchURL: String
+    /// What the request that made this key adds to the origin request of a fill it starts (the player's CMCD, with
+    /// `--cmcd-to-origin`): never part of the key's identity, never stored.
+    public private(set) var originAdditions: OriginAdditions?
 
     /// Creates a key.
     /// - Parameters:
@@ -31,7 +34,24 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The key of the whole object this key's URL names, fetched from the same URL.
-    public var wholeObject: CacheKey { CacheKey(url: url, fetchURL: fetchURL) }
+    public var wholeObject: CacheKey {
+        var whole = CacheKey(url: url, fetchURL: fetchURL)
+        whole.originAdditions = originAdditions
+        return whole
+    }
+
+    /// This key without its ``originAdditions``: what an entry keeps.
+    public var withoutOriginAdditions: CacheKey {
+        guard originAdditions != nil else { return self }
+        return CacheKey(url: url, range: range, fetchURL: fetchURL)
+    }
+
+    /// This key, with `additions` for the origin request of a fill it starts.
+    public func adding(_ additions: OriginAdditions) -> CacheKey {
+        var key = self
+        key.originAdditions = additions
+        return key
+    }
 
     /// Whether two keys name the same object (their ``url`` and ``range``).
     public static func == (lhs: CacheKey, rhs: CacheKey) -> Bool {
@@ -60,5 +80,29 @@ extension CacheKey {
     ///   - fetchURL: the URL to fetch the object from, when it is not `origin`.
     public init(origin: String, requested: RequestedRange?, fetchURL: String? = nil) {
         self.init(url: origin, range: requested?.closedBytes, fetchURL: fetchURL)
+    }
+}
+
+/// What one request adds to the origin request of a fill it starts, beside its key's URL (``CacheKey/originAdditions``):
+/// a player's CMCD, passed on with `--cmcd-to-origin`. A class: a key carries a reference, not the fields.
+public final class OriginAdditions: Sendable {
+    /// A query parameter (`name=value`, as the player wrote it) appended to the URL fetched.
+    public let queryParameter: String?
+    /// Fields sent with the request.
+    public let fields: [(name: String, value: String)]
+
+    /// Creates the additions.
+    /// - Parameters:
+    ///   - queryParameter: a `name=value` query parameter to append to the URL fetched.
+    ///   - fields: request fields to send.
+    public init(queryParameter: String? = nil, fields: [(name: String, value: String)] = []) {
+        self.queryParameter = queryParameter
+        self.fields = fields
+    }
+
+    /// `url` with ``queryParameter`` appended (after `&` when it has a query, `?` otherwise).
+    public func url(_ url: String) -> String {
+        guard let queryParameter else { return url }
+        return url + (url.utf8.contains(UInt8(ascii: "?")) ? "&" : "?") + queryParameter
     }
 }

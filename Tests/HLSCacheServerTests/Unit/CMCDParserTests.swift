@@ -1,5 +1,7 @@
 import Foundation
+import HTTPTypes
 import RequestHeads
+import SegmentCache
 import Testing
 
 @testable import HLSCacheServer
@@ -109,5 +111,36 @@ struct CMCDParserTests {
         #expect(sketch.estimate(at: start + .seconds(95)) == 0)
         sketch.note("late", at: start + .seconds(96))
         #expect(sketch.estimate(at: start + .seconds(96)) == 1)
+    }
+
+    @Test(
+        "--cmcd-to-origin passes on a valid report as sent: the query only of URL-safe bytes, the fields as they came")
+    func passedOnAsSent() {
+        let query = RequestResolution.ProxiedObject.additions(of: CMCDReport(query: "bl%3D2000%2Csid%3D%22a%22"))
+        #expect(query?.queryParameter == "CMCD=bl%3D2000%2Csid%3D%22a%22" && query?.fields.isEmpty == true)
+        #expect(query?.url("http://o/a.ts?t=1") == "http://o/a.ts?t=1&CMCD=bl%3D2000%2Csid%3D%22a%22")
+        #expect(query?.url("http://o/a.ts") == "http://o/a.ts?CMCD=bl%3D2000%2Csid%3D%22a%22")
+        // Valid CMCD, but bytes a URL does not carry as they are (a raw quote): not passed on.
+        #expect(RequestResolution.ProxiedObject.additions(of: CMCDReport(query: "sid=\"a\"")) == nil)
+        // Invalid CMCD: not passed on.
+        #expect(RequestResolution.ProxiedObject.additions(of: CMCDReport(query: "bl%3D1%2Cbl%3D2")) == nil)
+        let fields = [HTTPField(name: .cmcdRequest, value: "bl=1"), HTTPField(name: .cmcdSession, value: "sid=\"s\"")]
+        let headers = RequestResolution.ProxiedObject.additions(
+            of: CMCDReport(headers: "bl=1, sid=\"s\"", fields: fields))
+        #expect(headers?.queryParameter == nil)
+        #expect(headers?.fields.map { "\($0.name): \($0.value)" } == ["CMCD-Request: bl=1", "CMCD-Session: sid=\"s\""])
+    }
+
+    @Test("keys of any length are found and duplicates refused, whether they are read by number (up to 8 bytes) or not")
+    func keysByNumberAndByName() throws {
+        let cmcd = try CMCD(headers: "bl=1,com.example-long-key=2,ab=\"x\",su")
+        #expect(cmcd.integer("bl") == 1 && cmcd["com.example-long-key"] == .integer(2))
+        #expect(cmcd.value("com.example-long-key") == .integer(2) && cmcd.string("ab") == "x" && cmcd.flag("su"))
+        #expect(cmcd.integer("b") == nil && cmcd.value("abc") == nil)
+        #expect(throws: CMCD.Invalid.duplicateKey("com.example-long-key")) {
+            try CMCD(headers: "com.example-long-key=1,com.example-long-key=2")
+        }
+        #expect(throws: CMCD.Invalid.duplicateKey("bl")) { try CMCD(headers: "bl=1,br=2,bl=3") }
+        #expect(CMCDPrefetch.Result.allCases.map(\.index) == Array(0..<CMCDPrefetch.Result.allCases.count))
     }
 }
