@@ -30,7 +30,7 @@ struct ServeCommand: AsyncParsableCommand {
             .value("send-timeout"),
             .repeated("cors-origin"), .value("admin-token"), .value("node-name"), .value("fleet-url"),
             .value("fleet-token"), .value("parent"), .value("cmcd-prefetch"), .value("cmcd-prefetch-max-buffer"),
-            .value("cmsd"), .flag("cmcd-to-origin"),
+            .value("cmsd"), .flag("cmcd-to-origin"), .value("tls-certificate"), .value("tls-key"), .value("tls-port"),
         ]
 
     /// ``environmentOptions`` less the variables of options `arguments` give under another name: an old spelling on
@@ -50,8 +50,17 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Address to listen on.")
     var host = "127.0.0.1"
 
-    @Option(help: "Port to listen on (0: any free port).")
-    var port = 8080
+    @Option(help: "Port to listen on for cleartext HTTP (0: any free port; none: no cleartext, with TLS only).")
+    var port = "8080"
+
+    @Option(help: "PEM file of the server's certificate chain: with --tls-key, HTTPS on --tls-port too.")
+    var tlsCertificate: String?
+
+    @Option(help: "PEM file of the certificate's private key.")
+    var tlsKey: String?
+
+    @Option(help: "Port to listen on for HTTPS, with --tls-certificate and --tls-key.")
+    var tlsPort = 8443
 
     @OptionGroup(title: "Cache and origins")
     var shared: OriginOptions
@@ -199,8 +208,26 @@ struct ServeCommand: AsyncParsableCommand {
     func makeConfiguration() throws -> ServerConfiguration {
         var configuration = ServerConfiguration()
         configuration.host = host
-        guard (0...65535).contains(port) else { throw ValidationError("--port must be 0...65535") }
-        configuration.port = port
+        if port == "none" {
+            configuration.servesCleartext = false
+        } else {
+            guard let number = Int(port), (0...65535).contains(number) else {
+                throw ValidationError("--port must be 0...65535 or none")
+            }
+            configuration.port = number
+        }
+        switch (tlsCertificate, tlsKey) {
+        case (let certificate?, let key?):
+            guard (0...65535).contains(tlsPort) else { throw ValidationError("--tls-port must be 0...65535") }
+            configuration.tls = ServerConfiguration.TLSSettings(
+                certificatePath: certificate, keyPath: key, port: tlsPort)
+        case (nil, nil):
+            guard configuration.servesCleartext else {
+                throw ValidationError("--port none needs --tls-certificate and --tls-key: nothing would be served")
+            }
+        default:
+            throw ValidationError("--tls-certificate and --tls-key go together")
+        }
         if let origin {
             guard HTTPOrigin(url: origin) != nil else {
                 throw ValidationError("--origin must be an absolute http(s) URL: \(origin)")
@@ -284,7 +311,7 @@ struct ServeCommand: AsyncParsableCommand {
                 let tier = try ParentTier(url: parent, nodeName: configuration.nodeName)
                 let port = HTTPOrigin(url: tier.base)?.port ?? 80
                 let selves: Set<String> = [host, "localhost", "127.0.0.1", "::1", "[::1]", "0.0.0.0"]
-                guard !(port == self.port && selves.contains(tier.host)) else {
+                guard !(port == Int(self.port) && selves.contains(tier.host)) else {
                     throw ValidationError("--parent \(parent) is this node itself: a node cannot be its own parent")
                 }
                 configuration.fill.parent = tier

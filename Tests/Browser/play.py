@@ -7,6 +7,7 @@ lines. Every page plays at once, in one browser.
 
 import asyncio
 import json
+import os
 import sys
 
 from playwright.async_api import async_playwright
@@ -38,10 +39,16 @@ async def play(browser, url, seconds, timeout):
 async def main():
     chromium, seconds, timeout, urls = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4:]
     async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(
-            executable_path=chromium,
-            args=["--autoplay-policy=no-user-gesture-required", "--no-sandbox", "--disable-gpu"],
-        )
+        args = ["--autoplay-policy=no-user-gesture-required", "--no-sandbox", "--disable-gpu"]
+        # A test's own certificate, trusted by the hash of its public key (and nothing else is).
+        spki = os.environ.get("HLSCACHE_TEST_SPKI")
+        if spki:
+            args.append("--ignore-certificate-errors-spki-list=" + spki)
+        # Names of the tests' own that resolve to loopback: unlike 127.0.0.1 itself, not secure by their name alone.
+        rules = os.environ.get("HLSCACHE_TEST_HOST_RULES")
+        if rules:
+            args.append("--host-resolver-rules=" + rules)
+        browser = await playwright.chromium.launch(executable_path=chromium, args=args)
         results = await asyncio.gather(*(play(browser, url, seconds, timeout) for url in urls))
         await browser.close()
     for result in results:

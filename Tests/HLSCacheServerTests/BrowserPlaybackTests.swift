@@ -27,6 +27,43 @@ struct BrowserPlaybackTests {
         }
     }
 
+    @Test(
+        "on an HTTPS page of another origin, video.js (MSE) and Chromium's own player play through https:// hlscache; through http:// it is mixed content, blocked"
+    )
+    func httpsPagePlaysThroughHTTPS() async throws {
+        try await Browser.prepare()
+        let certificates = try await TestCertificates.make()
+        let leaf = try await certificates.leaf("server")
+        let spki = try await certificates.publicKeyHash(of: leaf)
+        let page = try HTTPSPageServer(
+            folder: try Browser.pageFolder(), certificatePath: leaf.certificatePath, keyPath: leaf.keyPath)
+        defer { page.stop() }
+        let origin = StreamOrigin()
+        try await origin.start()
+        defer { origin.stop() }
+        let server = try await InProcessServer.start(arguments: [
+            "--allow-host", "127.0.0.1", "--tls-certificate", leaf.certificatePath, "--tls-key", leaf.keyPath,
+            "--tls-port", "0",
+        ])
+        // hlscache by a name of its own (127.0.0.1 itself is a secure origin to a browser, whatever its scheme).
+        let path = "/o/http/127.0.0.1:\(origin.port)/"
+        let host = Browser.testHost
+        let secure = ["vhs", "native"].flatMap { mode in
+            Self.streams.map {
+                Browser.pageURL(page.base, source: "https://\(host):\(server.tlsPort ?? 0)" + path + $0, mode: mode)
+            }
+        }
+        let mixed = Browser.pageURL(
+            page.base, source: "http://\(host):\(server.port)" + path + Self.streams[0], mode: "vhs")
+        let playbacks = try await Browser.play(
+            secure + [mixed], seconds: 5, timeout: 90, trusting: spki, loopbackNames: [host])
+        for playback in playbacks.dropLast() { #expect(playback.played(5), "\(playback)") }
+        let blocked = try #require(playbacks.last)
+        #expect(!blocked.played(1), "the http:// source played on an https page: \(blocked)")
+        #expect(blocked.console.contains { $0.contains("Mixed Content") }, "\(blocked)")
+        await server.stop()
+    }
+
     @Test("with --cors-origin none, video.js on another origin is blocked: the CORS headers are what lets it play")
     func withoutCORSTheWebPlayerIsBlocked() async throws {
         try await Browser.prepare()

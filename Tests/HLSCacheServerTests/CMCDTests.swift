@@ -161,6 +161,7 @@ struct CMCDTests {
             #expect(first.status == 200 && first.header("x-cache") == "MISS")
             #expect(origin.targets.last == "/ts-multivariant/hi/seg0.ts?CMCD=bl%3D2000%2Csid%3D%22a%22")
             // Another player's CMCD: the same key, a hit, no fetch.
+            try await HitPathTests.waitForEntries(1, on: server)
             let second = try await TestHTTP.get(Self.withQuery(seg0, "bl=9000,sid=\"b\""))
             #expect(second.header("x-cache") == "HIT" && second.body == first.body)
             #expect(origin.count("/ts-multivariant/hi/seg0.ts") == 1)

@@ -7,8 +7,32 @@ import OriginClient
 public struct ServerConfiguration: Sendable {
     /// The address to bind; only loopback by default.
     public var host: String = "127.0.0.1"
-    /// The port to bind; `0` picks a free one (logged at start).
+    /// The port to bind for cleartext HTTP; `0` picks a free one (logged at start).
     public var port: Int = 8080
+    /// Whether cleartext HTTP is served on ``port`` (`--port none` turns it off, with ``tls`` set).
+    public var servesCleartext = true
+    /// HTTPS beside cleartext (`--tls-certificate`, `--tls-key`, `--tls-port`); `nil`: none.
+    public var tls: TLSSettings?
+
+    /// Where the server's certificate and key are, and the port HTTPS is served on.
+    public struct TLSSettings: Sendable, Equatable {
+        /// The PEM certificate chain, leaf first.
+        public var certificatePath: String
+        /// The PEM private key of the leaf.
+        public var keyPath: String
+        /// The port to bind for HTTPS; `0` picks a free one (logged at start).
+        public var port: Int
+
+        /// - Parameters:
+        ///   - certificatePath: the PEM certificate chain, leaf first.
+        ///   - keyPath: the PEM private key of the leaf.
+        ///   - port: the HTTPS port (8443 by default).
+        public init(certificatePath: String, keyPath: String, port: Int = 8443) {
+            self.certificatePath = certificatePath
+            self.keyPath = keyPath
+            self.port = port
+        }
+    }
     /// How the cache is filled from origins: cache directory and size, allowed origins, origin timeout and access,
     /// object size limit, manifest expiries, cache keys, fill limit, parent and node name. The same value
     /// `prefetch --cache-dir` fills by (``OriginCacheConfiguration``), held here, not copied.

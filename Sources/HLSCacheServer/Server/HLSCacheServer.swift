@@ -25,6 +25,12 @@ import UnixSignals
 public struct HLSCacheServer: Sendable {
     private let components: ServerComponents
 
+    /// The HTTPS port once it accepts; `nil` without HTTPS or before.
+    public var tlsPort: Int? {
+        let port = components.tlsListeningPort.load(ordering: .relaxed)
+        return port == 0 ? nil : port
+    }
+
     /// Opens the cache and starts the origin clients.
     /// - Parameters:
     ///   - configuration: what to serve and how.
@@ -53,34 +59,74 @@ public struct HLSCacheServer: Sendable {
             requestHead: TimeAmount(configuration.requestHeadTimeout), idle: TimeAmount(configuration.idleTimeout),
             send: TimeAmount(configuration.sendTimeout))
         let placement = await Self.bindThreads(components)
-        let tasks = ConnectionTasks()
-        let listeners = PortListeners(
-            connections: tasks,
-            initializeConnection: { channel in
-                try channel.pipeline.syncOperations.addHandler(
-                    ConnectionGuard(counter: connections, timeouts: timeouts, components: components))
-            },
-            host: configuration.host, port: configuration.port, backlog: 1024,
-            // Past the cap, stop accepting (the kernel's backlog holds the rest); the guard's own, slightly lower cap
-            // answers 503 first.
-            maxConnections: connections.limit + 16, group: .singleton,
-            onListening: { port in
-                components.listeningPort.store(port, ordering: .relaxed)
-                logger.info(
-                    "hlscache listening",
-                    metadata: [
-                        "address": "http://\(configuration.host):\(port)",
-                        "cache_dir": "\(configuration.cacheDirectory)",
-                        "cpu_affinity": "\(placement)",
-                        "version": "\(hlscacheVersion)",
-                    ])
-                await onListening(port)
-            })
+        // The caller hears of the port once every listener accepts: the cleartext one's (the TLS one's without it).
+        let ready = ListenersReady(count: (configuration.servesCleartext ? 1 : 0) + (components.tls == nil ? 0 : 1))
+        let announce: @Sendable (Int?) async -> Void = { port in
+            if let port = await ready.listening(port) { await onListening(port) }
+        }
+        var listeners: [PortListeners] = []
+        if configuration.servesCleartext {
+            listeners.append(
+                PortListeners(
+                    // Each listener's own: the service group stops one listener after the other, and each waits
+                    // for its own connections only.
+                    connections: ConnectionTasks(),
+                    initializeConnection: { channel in
+                        try channel.pipeline.syncOperations.addHandler(
+                            ConnectionGuard(counter: connections, timeouts: timeouts, components: components))
+                    },
+                    host: configuration.host, port: configuration.port, backlog: 1024,
+                    // Past the cap, stop accepting (the kernel's backlog holds the rest); the guard's own, slightly
+                    // lower cap answers 503 first.
+                    maxConnections: connections.limit + 16, group: .singleton,
+                    onListening: { port in
+                        components.listeningPort.store(port, ordering: .relaxed)
+                        logger.info(
+                            "hlscache listening",
+                            metadata: [
+                                "address": "http://\(configuration.host):\(port)",
+                                "cache_dir": "\(configuration.cacheDirectory)",
+                                "cpu_affinity": "\(placement)",
+                                "version": "\(hlscacheVersion)",
+                            ])
+                        await announce(port)
+                    }))
+        }
+        if let tls = components.tls, let settings = configuration.tls {
+            listeners.append(
+                PortListeners(
+                    connections: ConnectionTasks(),
+                    initializeConnection: { channel in
+                        try TLSPipeline.install(
+                            on: channel, certificates: tls, components: components,
+                            guard: ConnectionGuard(counter: connections, timeouts: timeouts, components: components))
+                    },
+                    host: configuration.host, port: settings.port, backlog: 1024,
+                    maxConnections: connections.limit + 16, group: .singleton,
+                    onListening: { port in
+                        components.tlsListeningPort.store(port, ordering: .relaxed)
+                        if !configuration.servesCleartext { components.listeningPort.store(port, ordering: .relaxed) }
+                        logger.info(
+                            "hlscache listening",
+                            metadata: [
+                                "address": "https://\(configuration.host):\(port)",
+                                "cache_dir": "\(configuration.cacheDirectory)",
+                                "certificate": "\(settings.certificatePath)",
+                                "version": "\(hlscacheVersion)",
+                            ])
+                        await announce(configuration.servesCleartext ? nil : port)
+                    }))
+        }
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: CacheJanitorService(cache: components.cache)),
-            .init(service: listeners),
             .init(service: TrafficHistoryService(components: components), successTerminationBehavior: .ignore),
         ]
+        services += listeners.map { .init(service: $0) }
+        if let tls = components.tls {
+            services.append(
+                .init(service: TLSReloadService(certificates: tls, logger: logger), successTerminationBehavior: .ignore)
+            )
+        }
         if !components.placement.processors.isEmpty {
             services.append(
                 .init(service: StrayThreadService(placement: components.placement), successTerminationBehavior: .ignore)
@@ -115,6 +161,24 @@ public struct HLSCacheServer: Sendable {
         logger.info("hlscache stopped", metadata: ["cache_entries": "\(components.cache.statistics.entries)"])
         // Its log is written when this returns (standard output, or a test's lines).
         components.observability.directOutput.flush()
+    }
+}
+
+/// Tells when every listener of a server accepts, and which port to announce then.
+private actor ListenersReady {
+    private var remaining: Int
+    private var announced: Int?
+
+    init(count: Int) {
+        remaining = count
+    }
+
+    /// A listener accepts; `port` is the one to announce, if it is this listener's.
+    /// - Returns: the port to announce, once the last listener accepts.
+    func listening(_ port: Int?) -> Int? {
+        if let port { announced = port }
+        remaining -= 1
+        return remaining == 0 ? announced : nil
     }
 }
 

@@ -38,6 +38,12 @@ final class ServerComponents: Sendable {
     /// The port the server listens on (the configured one until bound: a port of 0 is known then): a target naming
     /// it on this host is a loop (``OriginTarget/isLoop(_:listeningPort:listeningHost:)``).
     let listeningPort: Atomic<Int>
+    /// The certificate and key HTTPS handshakes use (`--tls-certificate`, `--tls-key`), reloaded on `SIGHUP`.
+    let tls: TLSCertificates?
+    /// The HTTPS port once bound (0 until then, or without HTTPS).
+    let tlsListeningPort = Atomic<Int>(0)
+    /// The clients logged for sending plain HTTP to the TLS port (``PlaintextRefusal``).
+    let plaintextClients = LoggedClients()
     /// Set on SIGTERM: `/healthz` answers 503 while answers in flight finish.
     let draining = Atomic<Bool>(false)
     /// Wakes parked requests on their event loops, in batches.
@@ -61,6 +67,9 @@ final class ServerComponents: Sendable {
     init(configuration: ServerConfiguration, logger: Logger) throws {
         self.configuration = configuration
         listeningPort = Atomic(configuration.port)
+        tls = try configuration.tls.map { settings throws(TLSSetupError) in
+            try TLSCertificates(certificatePath: settings.certificatePath, keyPath: settings.keyPath)
+        }
         var originCache = configuration.originCache
         addresses = AddressVerdicts(policy: originCache.addressPolicy)
         let metrics = ServerMetrics()

@@ -38,6 +38,9 @@ public enum Browser {
         }
     }
 
+    /// A host name of the tests' own, resolved to 127.0.0.1 by the browser only (``play(_:seconds:timeout:trusting:loopbackNames:)``).
+    public static let testHost = "hlscache.test"
+
     /// Creates the Python environment if it is missing (`Tests/Browser/setup.sh`, from PyPI).
     public static func prepare() async throws {
         let setup = TestPaths.packageRoot.appendingPathComponent("Tests/Browser/setup.sh").path
@@ -68,16 +71,57 @@ public enum Browser {
 
     /// Opens every page at once in one browser and waits until each has played `seconds`, failed, or `timeout`
     /// seconds passed.
-    public static func play(_ pages: [String], seconds: Double, timeout: Double) async throws -> [Playback] {
+    /// - Parameters:
+    ///   - trusting: the base64 SHA-256 of a test certificate's public key that the browser trusts (and no other that
+    ///     the system does not).
+    ///   - loopbackNames: host names the browser resolves to 127.0.0.1 (``testHost``): a page's `http://` request to
+    ///     one is mixed content, as to any other host, where one to `127.0.0.1` is not.
+    public static func play(
+        _ pages: [String], seconds: Double, timeout: Double, trusting spki: String? = nil,
+        loopbackNames: [String] = []
+    ) async throws -> [Playback] {
         let python = environment.appendingPathComponent("bin/python").path
         let script = TestPaths.packageRoot.appendingPathComponent("Tests/Browser/play.py").path
+        var environment = ProcessInfo.processInfo.environment
+        if let spki { environment["HLSCACHE_TEST_SPKI"] = spki }
+        if !loopbackNames.isEmpty {
+            environment["HLSCACHE_TEST_HOST_RULES"] = loopbackNames.map { "MAP \($0) 127.0.0.1" }.joined(separator: ",")
+        }
         let result = try await ChildProcess.run(
-            python, [script, chromium, String(seconds), String(timeout)] + pages, timeout: timeout + 60)
+            python, [script, chromium, String(seconds), String(timeout)] + pages, environment: environment,
+            timeout: timeout + 60)
         let lines = result.output.split(separator: "\n")
         guard result.status == 0, lines.count == pages.count else {
             throw BrowserError.playFailed("status \(result.status): \(result.errors)")
         }
         return try lines.map { try JSONDecoder().decode(Playback.self, from: Data($0.utf8)) }
+    }
+}
+
+/// A folder served over HTTPS by Python's `http.server` (`Tests/Browser/https_page.py`): a page of another origin
+/// that is itself secure, as every real page is.
+public final class HTTPSPageServer: Sendable {
+    private let child: ChildProcess
+    /// Its port.
+    public let port: Int
+
+    /// Serves `folder` on a free port with the given certificate and key; waits until it listens.
+    public init(folder: URL, certificatePath: String, keyPath: String) throws {
+        port = try freeLoopbackPort()
+        let script = TestPaths.packageRoot.appendingPathComponent("Tests/Browser/https_page.py").path
+        child = try ChildProcess(
+            "/usr/bin/python3", [script, folder.path, String(port), certificatePath, keyPath], environment: nil)
+        let deadline = Date().addingTimeInterval(10)
+        while !child.output.contains("listening"), Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+    }
+
+    /// `https://127.0.0.1:<port>`.
+    public var base: String { "https://127.0.0.1:\(port)" }
+
+    /// Stops it.
+    public func stop() {
+        child.send(SIGTERM)
+        child.waitForExit(timeout: 5)
     }
 }
 

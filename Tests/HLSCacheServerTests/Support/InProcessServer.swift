@@ -14,6 +14,8 @@ import Synchronization
 final class InProcessServer: RunningServer {
     /// The port it listens on.
     let port: Int
+    /// The HTTPS port, when it serves HTTPS (`--tls-certificate`).
+    let tlsPort: Int?
     /// The cache directory.
     let cacheDirectory: String
     private let lines: LogLines
@@ -21,9 +23,11 @@ final class InProcessServer: RunningServer {
     private let running: Task<Void, any Error>
 
     private init(
-        port: Int, cacheDirectory: String, lines: LogLines, stopper: ServerStop, running: Task<Void, any Error>
+        port: Int, tlsPort: Int?, cacheDirectory: String, lines: LogLines, stopper: ServerStop,
+        running: Task<Void, any Error>
     ) {
         self.port = port
+        self.tlsPort = tlsPort
         self.cacheDirectory = cacheDirectory
         self.lines = lines
         self.stopper = stopper
@@ -80,8 +84,12 @@ final class InProcessServer: RunningServer {
             throw ServerProcessError.didNotStart("\(lines.text)\(reason)")
         }
         return InProcessServer(
-            port: bound, cacheDirectory: directory, lines: lines, stopper: stopper, running: running)
+            port: bound, tlsPort: server.tlsPort, cacheDirectory: directory, lines: lines, stopper: stopper,
+            running: running)
     }
+
+    /// `https://127.0.0.1:<tlsPort><path>`.
+    func secureURL(_ path: String) -> String { "https://127.0.0.1:\(tlsPort ?? 0)\(path)" }
 
     /// Begins the graceful shutdown, as SIGTERM does, and waits for the server to finish it.
     /// - Returns: 0 when the server stopped cleanly (1 when its run threw), and how long the stop took.

@@ -1,0 +1,129 @@
+import Glibc
+import NIOCore
+
+/// Behind TLS, a body the front writes as a file region (`sendfile`) must pass through the encryption as bytes: this
+/// handler, between the TLS handler and the connection's own, reads each region into buffers of ``chunkSize`` as the
+/// channel takes them (never past its write buffer's high-water mark), so a large object costs no more memory than a
+/// small one, and writes made after a region wait behind it, in order.
+///
+/// A file that ends before its region does (truncated under us) fails the write and closes the connection: the
+/// answer's length was promised, and a short body must not look complete.
+final class FileRegionReader: ChannelDuplexHandler {
+    typealias InboundIn = NIOAny
+    typealias InboundOut = NIOAny
+    typealias OutboundIn = IOData
+    typealias OutboundOut = IOData
+
+    /// Bytes read from a file at a time.
+    static let chunkSize = 64 << 10
+
+    private var pending = CircularBuffer<(data: IOData, promise: EventLoopPromise<Void>?)>()
+    /// How far into the first pending region the reading got.
+    private var regionOffset = 0
+    /// Whether a flush was asked for since the pending writes began.
+    private var flushAsked = false
+    private var pumping = false
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        let io = unwrapOutboundIn(data)
+        if pending.isEmpty, case .byteBuffer = io {
+            context.write(data, promise: promise)
+            return
+        }
+        pending.append((io, promise))
+        pump(context: context)
+    }
+
+    func flush(context: ChannelHandlerContext) {
+        flushAsked = true
+        pump(context: context)
+        context.flush()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable { pump(context: context) }
+        context.fireChannelWritabilityChanged()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        failAll(ChannelError.ioOnClosedChannel)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        failAll(ChannelError.ioOnClosedChannel)
+        context.fireChannelInactive()
+    }
+
+    /// Writes what is pending, reading regions as far as the channel takes them.
+    private func pump(context: ChannelHandlerContext) {
+        guard !pumping else { return }
+        pumping = true
+        defer { pumping = false }
+        var wrote = false
+        while let first = pending.first {
+            switch first.data {
+            case .byteBuffer:
+                pending.removeFirst()
+                context.write(wrapOutboundOut(first.data), promise: first.promise)
+                wrote = true
+            case .fileRegion(let region):
+                guard context.channel.isWritable else {
+                    if wrote, flushAsked { context.flush() }
+                    return
+                }
+                let remaining = region.readableBytes - regionOffset
+                guard remaining > 0 else {
+                    pending.removeFirst()
+                    regionOffset = 0
+                    first.promise?.succeed()
+                    continue
+                }
+                var buffer = context.channel.allocator.buffer(capacity: min(remaining, Self.chunkSize))
+                let count: Int
+                do {
+                    count = try Self.read(region, at: regionOffset, upTo: min(remaining, Self.chunkSize), into: &buffer)
+                } catch {
+                    pending.removeFirst()
+                    regionOffset = 0
+                    first.promise?.fail(error)
+                    context.close(promise: nil)
+                    return
+                }
+                regionOffset += count
+                if regionOffset == region.readableBytes {
+                    pending.removeFirst()
+                    regionOffset = 0
+                    context.write(wrapOutboundOut(.byteBuffer(buffer)), promise: first.promise)
+                } else {
+                    context.write(wrapOutboundOut(.byteBuffer(buffer)), promise: nil)
+                }
+                wrote = true
+            }
+        }
+        if wrote, flushAsked {
+            flushAsked = false
+            context.flush()
+        }
+    }
+
+    /// Reads up to `count` bytes of `region`, `offset` bytes into it.
+    private static func read(
+        _ region: FileRegion, at offset: Int, upTo count: Int, into buffer: inout ByteBuffer
+    ) throws -> Int {
+        try region.fileHandle.withUnsafeFileDescriptor { descriptor in
+            try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { bytes in
+                while true {
+                    let read = pread(descriptor, bytes.baseAddress, count, off_t(region.readerIndex + offset))
+                    if read > 0 { return read }
+                    if read < 0, errno == EINTR { continue }
+                    throw IOError(errnoCode: read < 0 ? errno : EIO, reason: "the file ended before its region")
+                }
+            }
+        }
+    }
+
+    private func failAll(_ error: any Error) {
+        while let item = pending.popFirst() { item.promise?.fail(error) }
+        regionOffset = 0
+    }
+}
