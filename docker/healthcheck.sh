@@ -9,6 +9,12 @@ set -euo pipefail
 host="${HLSCACHE_HOST:-127.0.0.1}"
 port="${HLSCACHE_PORT:-8080}"
 timeout_s="${1:-4}"
+tls_only=0
+if [ "$port" = none ]; then
+    # HTTPS only: bash speaks no TLS, so the check is that the HTTPS port accepts.
+    port="${HLSCACHE_TLS_PORT:-8443}"
+    tls_only=1
+fi
 case "$host" in
     "" | 0.0.0.0 | "::" | "[::]") host=127.0.0.1 ;;  # a wildcard bind answers on loopback
     \[*\]) host="${host#[}"; host="${host%]}" ;;      # [::1] -> ::1 for /dev/tcp
@@ -17,6 +23,10 @@ esac
 if ! { exec 3<>"/dev/tcp/$host/$port"; } 2>/dev/null; then
     echo "healthcheck: cannot connect to $host:$port" >&2
     exit 1
+fi
+if [ "$tls_only" = 1 ]; then
+    exec 3<&-
+    exit 0
 fi
 printf 'GET /healthz HTTP/1.0\r\nHost: %s\r\nConnection: close\r\n\r\n' "$host" >&3
 status_line=""

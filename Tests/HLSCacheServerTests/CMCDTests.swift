@@ -193,6 +193,13 @@ struct CMCDTests {
             _ = try await TestHTTP.get(
                 server.proxied(origin.url("/ts-multivariant/lo/seg0.ts")), headers: [("CMCD-Request", "bl=1,bl=2")])
             #expect(origin.cmcdFields.count == 1)
+
+            // An origin's failure of a fill that carried one player's CMCD is not remembered for the others.
+            origin.set("/ts-multivariant/lo/seg1.ts", .status(404))
+            let failing = server.proxied(origin.url("/ts-multivariant/lo/seg1.ts"))
+            #expect(try await TestHTTP.get(Self.withQuery(failing, "bl=1")).status == 404)
+            #expect(try await TestHTTP.get(failing).status == 404)
+            #expect(origin.count("/ts-multivariant/lo/seg1.ts") == 2)
         }
     }
 

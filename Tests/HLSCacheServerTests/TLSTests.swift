@@ -94,7 +94,8 @@ struct TLSTests {
 
     @Test("plain HTTP sent to the TLS port is closed at once and logged once per client")
     func plaintextOnTLSPort() async throws {
-        try await Self.withTLSServer { server, origin, _ in
+        // A long grace: a stop held up by an idle connection would take all of it.
+        try await Self.withTLSServer(arguments: ["--shutdown-grace", "30"]) { server, origin, _ in
             let port = try #require(server.tlsPort)
             for _ in 0..<3 {
                 let answer = try await Curl.get("http://127.0.0.1:\(port)/healthz")
@@ -105,7 +106,7 @@ struct TLSTests {
             // The cleartext port still serves, and an idle connection to it does not hold the stop up.
             #expect(try await TestHTTP.get(server.url("/healthz")).status == 200)
             let stop = await server.stop()
-            #expect(stop.status == 0 && stop.seconds < 5, "\(stop): \(server.log.suffix(3000))")
+            #expect(stop.status == 0 && stop.seconds < 20, "\(stop): \(server.log.suffix(3000))")
         }
     }
 

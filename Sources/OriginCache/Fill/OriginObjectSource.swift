@@ -17,7 +17,7 @@ import SegmentCache
 ///   origin says `no-store`.
 /// - Non-2xx answers are passed through unstored, except a 404 or 410 for an object that is not a manifest, which
 ///   is remembered for `negativeTTL` (0 when segment keys leave query parameters out: another viewer's token may
-///   work).
+///   work), unless the fetch carried a player's CMCD (``CacheKey/originAdditions``): that failure is that player's.
 /// - A manifest whose key lost query parameters by the segment list (a playlist at a path without a manifest
 ///   extension) is relayed, not stored: it would carry one viewer's tokens to the others.
 /// - The request goes to the key's ``CacheKey/fetchURL``, with the key's ``CacheKey/originAdditions`` (a player's CMCD,
@@ -86,7 +86,11 @@ struct OriginObjectSource: ObjectSource {
     private func answer(_ key: CacheKey, response: OriginResponse, guess: ObjectKind) async throws -> SourceResponse {
         let directives = CacheDirectives(header: response.header)
         guard response.isSuccess else {
-            let negative = [404, 410].contains(response.status) && negativeTTL > .zero && !guess.isManifest
+            // A failure answered to one player's CMCD (passed on) is that player's: an origin that acts on CMCD must
+            // not make every player's request fail.
+            let negative =
+                [404, 410].contains(response.status) && negativeTTL > .zero && !guess.isManifest
+                && key.originAdditions == nil
             // A live stream's segment asked for before it is published: remembered for half a refresh period at
             // most, so that it is fetched again before the next playlist can list it.
             let seconds = deadlines.liveSegmentPeriod(of: key.url).map { min(negativeTTL.seconds, $0 / 2) }
