@@ -33,13 +33,15 @@ struct TLSTests {
         "/o/http/127.0.0.1:\(origin.port)\(path)"
     }
 
-    @Test("curl gets over HTTPS what it gets over HTTP: playlists, a miss then its hit, a range, a large object")
-    func sameAnswersOverHTTPS() async throws {
+    @Test(
+        "curl gets over HTTPS, HTTP/1.1 and HTTP/2, what it gets over HTTP: playlists, a miss then its hit, a range, a large object",
+        arguments: [("--http1.1", "1.1"), ("--http2", "2")])
+    func sameAnswersOverHTTPS(option: String, version: String) async throws {
         try await Self.withTLSServer { server, origin, certificates in
-            let trust = ["--cacert", certificates.caPath]
+            let trust = ["--cacert", certificates.caPath, option]
             let playlist = Self.path(origin, "/ts-multivariant/hi/index.m3u8")
             let secure = try await Curl.get(server.secureURL(playlist), trust)
-            #expect(secure.status == 200 && secure.httpVersion == "1.1", "\(secure.errors)")
+            #expect(secure.status == 200 && secure.httpVersion == version, "\(secure.errors)")
             let plain = try await Curl.get(server.url(playlist))
             #expect(secure.body == plain.body && !secure.body.isEmpty)
             // A segment: the miss streams as it arrives, the hit is a file the TLS layer reads.

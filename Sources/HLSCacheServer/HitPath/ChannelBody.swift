@@ -38,6 +38,12 @@ struct ChannelBody {
         }
     }
 
+    /// The write of this body completed (or failed): the borrowed descriptor goes back to the slice, which kept it
+    /// open until now. For a writer that keeps no ``AnswersInFlight`` (an HTTP/2 stream's).
+    func writeEnded() {
+        _ = try? fileHandle?.takeDescriptorOwnership()
+        withExtendedLifetime(slice) {}
+    }
 }
 
 /// The answers ``ConnectionFront`` has written and whose last byte has not

@@ -98,8 +98,8 @@ public struct HLSCacheServer: Sendable {
                     connections: ConnectionTasks(),
                     initializeConnection: { channel in
                         try TLSPipeline.install(
-                            on: channel, certificates: tls, components: components,
-                            guard: ConnectionGuard(counter: connections, timeouts: timeouts, components: components))
+                            on: channel, certificates: tls, components: components, counter: connections,
+                            timeouts: timeouts)
                     },
                     host: configuration.host, port: settings.port, backlog: 1024,
                     maxConnections: connections.limit + 16, group: .singleton,

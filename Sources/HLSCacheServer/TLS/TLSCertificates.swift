@@ -9,7 +9,7 @@ import Synchronization
 /// or not yet valid) keeps the old one, and the log says why; open connections go on with what they began with.
 ///
 /// The context: TLS 1.2 and 1.3 only; for 1.2, forward-secret AEAD suites only (ECDHE with AES-GCM or ChaCha20; 1.3's
-/// are all such); ALPN `http/1.1` (HTTP/2 is not offered until it is served).
+/// are all such); ALPN `h2` then `http/1.1`.
 final class TLSCertificates: Sendable {
     /// Where the pair is read from.
     let certificatePath: String
@@ -30,7 +30,7 @@ final class TLSCertificates: Sendable {
         + "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305"
 
     /// The protocols offered by ALPN, in order of preference.
-    static let applicationProtocols = ["http/1.1"]
+    static let applicationProtocols = ["h2", "http/1.1"]
 
     /// Loads the pair.
     /// - Throws: ``TLSSetupError`` naming the file and the problem.

@@ -1,20 +1,65 @@
 import NIOCore
 import NIOSSL
+import NIOTLS
 
-/// The handlers of a connection to the HTTPS port, in front of the same ``ConnectionGuard`` and ``ConnectionFront``
-/// as a cleartext one's: plain HTTP refused (``PlaintextRefusal``), TLS with the pair loaded now
-/// (``TLSCertificates``), file bodies read into buffers for the encryption (``FileRegionReader``). A handshake that
-/// never finishes is closed by the guard's request-head clock, which runs from the connection's opening.
+/// The handlers of a connection to the HTTPS port: plain HTTP refused (``PlaintextRefusal``), a handshake deadline
+/// (``HandshakeDeadline``), TLS with the pair loaded now (``TLSCertificates``), file bodies read into buffers for the
+/// encryption (``FileRegionReader``), then by ALPN either HTTP/2 (``HTTP2Pipeline``) or the same ``ConnectionGuard`` and
+/// ``ConnectionFront`` as a cleartext HTTP/1 connection's.
 enum TLSPipeline {
     /// Installs the handlers on a new connection, on its loop.
     static func install(
         on channel: any Channel, certificates: TLSCertificates, components: ServerComponents,
-        guard connectionGuard: ConnectionGuard
+        counter: ConnectionCounter, timeouts: ConnectionTimeouts
     ) throws {
         let operations = channel.pipeline.syncOperations
         try operations.addHandler(PlaintextRefusal(logged: components.plaintextClients, logger: components.logger))
+        try operations.addHandler(HandshakeDeadline(timeout: timeouts.requestHead))
         try operations.addHandler(NIOSSLServerHandler(context: certificates.context))
         try operations.addHandler(FileRegionReader())
-        try operations.addHandler(connectionGuard)
+        try operations.addHandler(
+            ApplicationProtocolNegotiationHandler { result, channel in
+                channel.eventLoop.makeCompletedFuture {
+                    if case .negotiated("h2") = result {
+                        try HTTP2Pipeline.install(
+                            on: channel, components: components, counter: counter, idle: timeouts.idle)
+                    } else {
+                        try channel.pipeline.syncOperations.addHandler(
+                            ConnectionGuard(counter: counter, timeouts: timeouts, components: components))
+                    }
+                }
+            })
+    }
+}
+
+/// Closes a connection whose TLS handshake has not completed within `timeout` of its opening (a client that opens
+/// connections and never finishes them holds nothing for long); gone once the handshake completes.
+final class HandshakeDeadline: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = NIOAny
+    typealias InboundOut = NIOAny
+
+    private let timeout: TimeAmount
+    private var timer: Scheduled<Void>?
+
+    init(timeout: TimeAmount) {
+        self.timeout = timeout
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        timer = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) {
+            context.close(promise: nil)
+        }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        timer?.cancel()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case TLSUserEvent.handshakeCompleted = event {
+            timer?.cancel()
+            context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
+        }
+        context.fireUserInboundEventTriggered(event)
     }
 }

@@ -1,0 +1,200 @@
+import HTTPTypes
+import NIOCore
+import NIOHPACK
+import NIOHTTP2
+import RequestHeads
+import SegmentCache
+
+/// One HTTP/2 stream: one exchange of the same engine as an HTTP/1 request's. Its head becomes an
+/// ``ExchangeRequest`` (``DecodedHead/init(http2:)``), resolved through the same memo, answered from the same hit
+/// path, routed by the same ``Answer/route(_:resolution:record:components:)`` and planned by the same
+/// ``Answer/origin(_:record:components:verdict:)``; only the writing differs: `HEADERS` from the answer's fields, then
+/// `DATA` (a buffer, a file region, or the fill's chunks as they come, each written once the stream's flow-control
+/// window takes more). A stream the client resets ends its writer; the fill goes on for the cache.
+///
+/// A request body (a purge's form) is read up to ``maxBodyBytes``.
+final class HTTP2Exchange: ChannelInboundHandler {
+    typealias InboundIn = HTTP2Frame.FramePayload
+    typealias OutboundOut = HTTP2Frame.FramePayload
+
+    /// The most request-body bytes read (a purge's form is a few hundred).
+    static let maxBodyBytes = 64 << 10
+
+    private let components: ServerComponents
+    private var head: HPACKHeaders?
+    private var body: ByteBuffer?
+    private var started = false
+
+    init(components: ServerComponents) {
+        self.components = components
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !started else { return }
+        switch unwrapInboundIn(data) {
+        case .headers(let headers):
+            // Trailers after a body end it too.
+            if head == nil { head = headers.headers }
+            if headers.endStream { start(context: context) }
+        case .data(let frame):
+            if case .byteBuffer(var bytes) = frame.data {
+                guard (body?.readableBytes ?? 0) + bytes.readableBytes <= Self.maxBodyBytes else {
+                    started = true
+                    refuse(.contentTooLarge, "a request body of more than 64 KiB", context: context)
+                    return
+                }
+                if body == nil { body = context.channel.allocator.buffer(capacity: bytes.readableBytes) }
+                body?.writeBuffer(&bytes)
+            }
+            if frame.endStream { start(context: context) }
+        default:
+            break
+        }
+    }
+
+    /// The request is whole: answered at once when it can be, else planned.
+    private func start(context: ChannelHandlerContext) {
+        guard !started, let head else { return }
+        started = true
+        let decoded = DecodedHead(http2: head.map { (name: $0.name, value: $0.value) })
+        guard case .request(let request) = decoded else {
+            if case .refused(let status, let reason) = decoded { refuse(status, reason, context: context) }
+            return
+        }
+        let remembered = Answer.remembered(request, components: components)
+        if request.cmcd != nil { CMCDPrefetch.take(request, remembered: remembered, components: components) }
+        if let answer = Answer(hitFor: request, remembered: remembered, components: components) {
+            components.metrics.frontHit(body: answer.bodyKind)
+            send(answer, context: context)
+            return
+        }
+        let record = Answer.record(of: request, originURL: nil, components: components)
+        switch Answer.route(request, resolution: remembered.resolution, record: record, components: components) {
+        case .now(let answer):
+            send(answer, context: context)
+        case .purge(let target, let record):
+            let query = request.target.utf8.firstIndex(of: UInt8(ascii: "?")).map {
+                String(request.target[request.target.index(after: $0)...])
+            }
+            let authorization = request.authorization
+            let body = self.body
+            plan(context: context) { components in
+                await AdminPurge(components: components).answer(
+                    target, authorization: authorization, query: query ?? "", body: body, record: record)
+            }
+        case .origin(let resolved, let record):
+            let verdict = Answer.fillToStart(for: request, resolved: resolved).flatMap { resolved in
+                Answer.lookUp(resolved, on: context.eventLoop, components: components)
+            }
+            if verdict != nil { components.metrics.frontMiss() }
+            plan(context: context) { components in
+                await Answer.origin(resolved, record: record, components: components, verdict: verdict)
+            }
+        }
+    }
+
+    /// Answers with `status` and a one-line reason.
+    private func refuse(_ status: HTTPResponse.Status, _ reason: String, context: ChannelHandlerContext) {
+        let request = ExchangeRequest(
+            method: .get, target: "-", origin: nil, range: nil, via: nil, accessControlRequestHeaders: nil,
+            readAhead: nil, authorization: nil, closes: false)
+        var answer = Answer(
+            failure: status, reason: reason, record: Answer.record(of: request, originURL: nil, components: components))
+        answer.record.cors = .none
+        send(answer, context: context)
+    }
+
+    /// Plans the answer on a task that prefers the stream's event loop, then writes it there.
+    private func plan(
+        context: ChannelHandlerContext, _ makeAnswer: @escaping @Sendable (ServerComponents) async -> Answer
+    ) {
+        let components = components
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        Task.immediate(executorPreference: EventLoopTaskExecutor(context.eventLoop)) {
+            let answer = await makeAnswer(components)
+            let (exchange, context) = bound.value
+            await exchange.write(planned: answer, context: context)
+        }
+    }
+
+    /// The `HEADERS` of `answer`: its status, its fields (names in lowercase, as HTTP/2 wants them), `date`, `server`.
+    private static func headers(of answer: Answer) -> HPACKHeaders {
+        var headers = HPACKHeaders()
+        headers.reserveCapacity(16)
+        headers.add(name: ":status", value: String(answer.status.code))
+        for field in answer.headers { headers.add(name: field.name.canonicalName, value: field.value) }
+        ServerFields.forEach { name, value in headers.add(name: name.lowercased(), value: value) }
+        return headers
+    }
+
+    /// Sends an answer whose body is there (none, a buffer, a file region).
+    private func send(_ answer: Answer, context: ChannelHandlerContext) {
+        guard let body = ChannelBody(of: answer) else {
+            if case .stream = answer.body {
+                plan(context: context) { _ in answer }
+            } else {
+                // An entry file cut short since it was opened: the stream ends; the player asks again.
+                answer.finished(bytes: 0, aborted: ChannelError.ioOnClosedChannel, components: components)
+                context.close(promise: nil)
+            }
+            return
+        }
+        let headers = Self.headers(of: answer)
+        let written = context.eventLoop.makePromise(of: Void.self)
+        if let data = body.data {
+            context.write(wrapOutboundOut(.headers(.init(headers: headers))), promise: nil)
+            context.writeAndFlush(wrapOutboundOut(.data(.init(data: data, endStream: true))), promise: written)
+        } else {
+            context.writeAndFlush(wrapOutboundOut(.headers(.init(headers: headers, endStream: true))), promise: written)
+        }
+        let components = components
+        written.futureResult.assumeIsolated().whenComplete { result in
+            body.writeEnded()
+            switch result {
+            case .success: answer.finished(bytes: body.bytes, aborted: nil, components: components)
+            case .failure(let error): answer.finished(bytes: -1, aborted: error, components: components)
+            }
+        }
+    }
+
+    /// Writes a planned answer: at once when its body is there, else its head, then the fill's chunks as they come.
+    private func write(planned answer: Answer, context: ChannelHandlerContext) async {
+        guard context.channel.isActive else {
+            // The stream was reset while the origin was asked: nothing to write.
+            answer.finished(bytes: 0, aborted: ChannelError.ioOnClosedChannel, components: components)
+            return
+        }
+        guard case .stream(let body) = answer.body else {
+            send(answer, context: context)
+            return
+        }
+        context.writeAndFlush(wrapOutboundOut(.headers(.init(headers: Self.headers(of: answer)))), promise: nil)
+        var sent: Int64 = 0
+        do {
+            var chunks = body.makeAsyncIterator()
+            while let chunk = try await chunks.next(isolation: nil) {
+                guard context.channel.isActive else { throw ChannelError.ioOnClosedChannel }
+                if chunk.isEmpty { continue }
+                let last = context.eventLoop.makePromise(of: Void.self)
+                let data = context.channel.allocator.buffer(bytes: chunk)
+                context.writeAndFlush(wrapOutboundOut(.data(.init(data: .byteBuffer(data)))), promise: last)
+                sent += Int64(chunk.count)
+                // The stream's window is full (or the connection's): wait until the client takes more.
+                if !context.channel.isWritable { try await last.futureResult.get() }
+            }
+            if let expected = answer.length, sent != expected {
+                throw TruncatedBodyError(
+                    url: answer.record.originURL ?? answer.record.path, expected: expected, sent: sent)
+            }
+            let end = context.eventLoop.makePromise(of: Void.self)
+            context.writeAndFlush(
+                wrapOutboundOut(.data(.init(data: .byteBuffer(ByteBuffer()), endStream: true))), promise: end)
+            try await end.futureResult.get()
+            answer.finished(bytes: sent, aborted: nil, components: components)
+        } catch {
+            // No clean end: the stream is reset, so the client cannot take a cut body for a whole one.
+            context.close(promise: nil)
+            answer.finished(bytes: sent, aborted: error, components: components)
+        }
+    }
+}

@@ -1,0 +1,119 @@
+import NIOCore
+import NIOHTTP2
+import Synchronization
+
+/// The handlers of an HTTP/2 connection (by ALPN over TLS, or by prior knowledge in cleartext): swift-nio-http2's
+/// framing layer, with its limits, and one ``HTTP2Exchange`` per stream; ``HTTP2Connection`` in front of it counts
+/// the connection and closes it when idle.
+///
+/// The limits (RFC 9113 and the attacks on it):
+/// - at most ``maxConcurrentStreams`` streams open at once (`SETTINGS_MAX_CONCURRENT_STREAMS`);
+/// - a header list of at most ``maxHeaderListSize`` bytes (`SETTINGS_MAX_HEADER_LIST_SIZE`), an HPACK table of 4 KiB;
+/// - the rapid-reset flood (CVE-2023-44487): past 200 streams reset by the client in 30 s, the connection is closed;
+/// - CONTINUATION floods (CVE-2024-27316): past swift-nio-http2's limit of sequential CONTINUATION frames, closed;
+/// - control-frame floods (PING, SETTINGS) and empty DATA frames: swift-nio-http2's own limits.
+enum HTTP2Pipeline {
+    /// Streams open at once on one connection.
+    static let maxConcurrentStreams = 100
+    /// The largest header list a client may send, in bytes.
+    static let maxHeaderListSize = 16 << 10
+
+    /// Installs the handlers behind what is there (TLS, or nothing).
+    static func install(
+        on channel: any Channel, components: ServerComponents, counter: ConnectionCounter, idle: TimeAmount
+    ) throws {
+        var connection = NIOHTTP2Handler.ConnectionConfiguration()
+        connection.initialSettings = [
+            HTTP2Setting(parameter: .maxConcurrentStreams, value: maxConcurrentStreams),
+            HTTP2Setting(parameter: .maxHeaderListSize, value: maxHeaderListSize),
+            HTTP2Setting(parameter: .headerTableSize, value: 4096),
+            HTTP2Setting(parameter: .initialWindowSize, value: 1 << 20),
+        ]
+        var stream = NIOHTTP2Handler.StreamConfiguration()
+        stream.targetWindowSize = 1 << 20
+        stream.outboundBufferSizeHighWatermark = 256 << 10
+        stream.outboundBufferSizeLowWatermark = 128 << 10
+        let operations = channel.pipeline.syncOperations
+        try operations.addHandler(HTTP2Connection(counter: counter, idle: idle))
+        _ = try operations.configureHTTP2Pipeline(
+            mode: .server, connectionConfiguration: connection, streamConfiguration: stream
+        ) { stream in
+            stream.eventLoop.makeCompletedFuture {
+                try stream.pipeline.syncOperations.addHandler(HTTP2Exchange(components: components))
+            }
+        }
+        try operations.addHandler(HTTP2ConnectionError())
+    }
+}
+
+/// In front of an HTTP/2 connection's framing layer: counts the connection among the server's (past the cap it is
+/// closed at once), closes it when the client closes its side, and when it has read nothing for the idle timeout (a client with streams open sends
+/// window updates as it reads; one waiting on a blocking reload waits seconds, not a minute).
+final class HTTP2Connection: ChannelInboundHandler {
+    typealias InboundIn = NIOAny
+    typealias InboundOut = NIOAny
+
+    private let counter: ConnectionCounter
+    private let idle: TimeAmount
+    private var counted = false
+    private var lastRead = NIODeadline.now()
+    private var timer: Scheduled<Void>?
+
+    init(counter: ConnectionCounter, idle: TimeAmount) {
+        self.counter = counter
+        self.idle = idle
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        counted = true
+        if counter.open.add(1, ordering: .relaxed).newValue > counter.limit {
+            context.close(promise: nil)
+            return
+        }
+        schedule(context: context)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        timer?.cancel()
+        if counted {
+            counted = false
+            counter.open.subtract(1, ordering: .relaxed)
+        }
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        lastRead = .now()
+        context.fireChannelRead(data)
+    }
+
+    /// The client closed its side: an HTTP/2 connection has no half of its own to go on with (connections accept
+    /// half-closure for HTTP/1's sake).
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case ChannelEvent.inputClosed = event {
+            context.close(promise: nil)
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    private func schedule(context: ChannelHandlerContext) {
+        let due = lastRead + idle
+        timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: due) { [self] in
+            guard lastRead + idle <= .now() else {
+                schedule(context: context)
+                return
+            }
+            context.close(promise: nil)
+        }
+    }
+}
+
+/// Behind the framing layer: a connection error it reports (a flood past its limits, a protocol error), after it has
+/// written its `GOAWAY`, closes the connection. swift-nio-http2 only reports them.
+final class HTTP2ConnectionError: ChannelInboundHandler {
+    typealias InboundIn = NIOAny
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+}

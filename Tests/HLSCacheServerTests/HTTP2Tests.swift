@@ -1,0 +1,79 @@
+import Foundation
+import HLSCacheTesting
+import Testing
+
+/// HTTP/2 over TLS (ALPN `h2`): each stream an exchange of the same engine, with real clients (nghttp2's `h2load`
+/// and `nghttp`) and the attacks on HTTP/2 (rapid reset, CONTINUATION floods, a client that never reads) made with
+/// the h2 library (`Tests/Browser/h2_attacks.py`).
+@Suite("HTTP/2")
+struct HTTP2Tests {
+    /// Runs an attack of `Tests/Browser/h2_attacks.py` and returns its JSON.
+    static func attack(_ arguments: [String]) async throws -> [String: Any] {
+        try await Browser.prepare()
+        let python = Browser.environment.appendingPathComponent("bin/python").path
+        let script = TestPaths.packageRoot.appendingPathComponent("Tests/Browser/h2_attacks.py").path
+        let result = try await ChildProcess.run(python, [script] + arguments, timeout: 120)
+        #expect(result.status == 0, "\(result.errors)")
+        let object = try JSONSerialization.jsonObject(with: Data(result.output.utf8))
+        return object as? [String: Any] ?? [:]
+    }
+
+    @Test("h2load: 1,000 requests on one connection, 100 streams at a time, every one answered 200 from the cache")
+    func multiplexedRequests() async throws {
+        try await TLSTests.withTLSServer { server, origin, certificates in
+            let segment = server.secureURL(TLSTests.path(origin, "/ts-multivariant/hi/seg1.ts"))
+            let warm = try await Curl.get(segment, ["--cacert", certificates.caPath])
+            #expect(warm.status == 200)
+            try await HitPathTests.waitForEntries(1, on: server)
+            let run = try await ChildProcess.run("/usr/bin/h2load", ["-n", "1000", "-c", "1", "-m", "100", segment])
+            #expect(run.status == 0, "\(run.errors)")
+            #expect(run.output.contains("1000 succeeded"), "\(run.output)")
+            #expect(run.output.contains("status codes: 1000 2xx"), "\(run.output)")
+            #expect(origin.count("/ts-multivariant/hi/seg1.ts") == 1)
+            // nghttp: several objects on one connection, playlists rewritten as over HTTP/1.
+            let playlist = server.secureURL(TLSTests.path(origin, "/ts-multivariant/hi/index.m3u8"))
+            let nghttp = try await ChildProcess.run("/usr/bin/nghttp", ["-n", "-s", playlist, segment, playlist])
+            #expect(nghttp.status == 0, "\(nghttp.errors)")
+            #expect(nghttp.output.components(separatedBy: " 200 ").count >= 1, "\(nghttp.output)")
+            let log = try await server.settledLog()
+            #expect(log.contains("path=/o/http/127.0.0.1:\(origin.port)/ts-multivariant/hi/index.m3u8 status=200"))
+        }
+    }
+
+    @Test("the rapid-reset flood (CVE-2023-44487) closes the connection; the server goes on serving")
+    func rapidReset() async throws {
+        try await TLSTests.withTLSServer { server, origin, certificates in
+            let port = try #require(server.tlsPort)
+            let result = try await Self.attack(["rapid-reset", String(port), "/healthz", "2000"])
+            #expect(result["closed"] as? Bool == true, "\(result)")
+            #expect((result["sent"] as? Int ?? .max) < 2000, "\(result)")
+            #expect(try await Curl.get(server.secureURL("/healthz"), ["--cacert", certificates.caPath]).status == 200)
+        }
+    }
+
+    @Test("a CONTINUATION flood (CVE-2024-27316 family) closes the connection")
+    func continuationFlood() async throws {
+        try await TLSTests.withTLSServer { server, origin, certificates in
+            let port = try #require(server.tlsPort)
+            let result = try await Self.attack(["continuation", String(port), "/healthz", "20000"])
+            #expect(result["closed"] as? Bool == true, "\(result)")
+            #expect((result["sent"] as? Int ?? .max) < 20000, "\(result)")
+            #expect(try await Curl.get(server.secureURL("/healthz"), ["--cacert", certificates.caPath]).status == 200)
+        }
+    }
+
+    @Test("a client that opens no flow-control window gets the head and no body byte; others are served meanwhile")
+    func neverReadingClient() async throws {
+        try await TLSTests.withTLSServer { server, origin, certificates in
+            let port = try #require(server.tlsPort)
+            let large = TLSTests.path(origin, "/large/20000000.ts")
+            _ = try await Curl.get(server.secureURL(large), ["--cacert", certificates.caPath])
+            async let held = Self.attack(["never-read", String(port), large])
+            let meanwhile = try await Curl.get(server.secureURL(large), ["--cacert", certificates.caPath])
+            #expect(meanwhile.body.count == 20_000_000)
+            let result = try await held
+            #expect(result["received"] as? Int == 0, "\(result)")
+            #expect((result["status"] as? [String]) == ["200"], "\(result)")
+        }
+    }
+}
