@@ -7,6 +7,8 @@ Usage: h2_attacks.py ATTACK PORT PATH [COUNT]
                       prints whether the server closed the connection and after how many.
   never-read          asks for PATH with a flow-control window of 0 and never opens it; prints how many DATA bytes
                       arrived in 3 s (the server must stop at the window, holding the rest).
+  stall COUNT SECONDS COUNT HTTP/1.1 connections over TLS (small receive buffers) ask for PATH, read 100 bytes and
+                      stop reading for SECONDS; prints how many got an answer's first bytes.
 Prints one JSON object. The certificate is not verified: the tests' own server on 127.0.0.1.
 """
 import json
@@ -22,6 +24,26 @@ import h2.settings
 
 attack, port, path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 count = int(sys.argv[4]) if len(sys.argv) > 4 else 0
+
+if attack == "stall":
+    seconds = float(sys.argv[5])
+    stalled = []
+    for _ in range(count):
+        plain = ssl.create_default_context()
+        plain.check_hostname = False
+        plain.verify_mode = ssl.CERT_NONE
+        plain.set_alpn_protocols(["http/1.1"])
+        raw = socket.socket()
+        raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        raw.connect(("127.0.0.1", port))
+        tls = plain.wrap_socket(raw, server_hostname="127.0.0.1")
+        tls.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" % path).encode())
+        tls.settimeout(10)
+        first = tls.recv(100)
+        stalled.append((tls, first))
+    time.sleep(seconds)
+    print(json.dumps({"attack": attack, "answered": sum(1 for _, first in stalled if first.startswith(b"HTTP/1.1 200"))}))
+    sys.exit(0)
 
 context = ssl.create_default_context()
 context.check_hostname = False

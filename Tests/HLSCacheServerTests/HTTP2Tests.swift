@@ -76,4 +76,26 @@ struct HTTP2Tests {
             #expect((result["status"] as? [String]) == ["200"], "\(result)")
         }
     }
+
+    @Test("SIGTERM's drain: an HTTP/2 stream in flight is finished, then the connection goes")
+    func drainFinishesStreams() async throws {
+        let certificates = try await TestCertificates.make()
+        let leaf = try await certificates.leaf("server")
+        let origin = StreamOrigin()
+        try await origin.start()
+        defer { origin.stop() }
+        origin.set("/ts-multivariant/hi/seg2.ts", .delay(.milliseconds(800)))
+        let server = try await InProcessServer.start(arguments: [
+            "--allow-host", "127.0.0.1", "--tls-certificate", leaf.certificatePath, "--tls-key", leaf.keyPath,
+            "--tls-port", "0",
+        ])
+        let url = server.secureURL(TLSTests.path(origin, "/ts-multivariant/hi/seg2.ts"))
+        async let answer = Curl.get(url, ["--cacert", certificates.caPath, "--http2"])
+        #expect(try await eventually { origin.count("/ts-multivariant/hi/seg2.ts") == 1 })
+        let stop = await server.stop()
+        let got = try await answer
+        #expect(got.status == 200 && got.httpVersion == "2", "\(got.errors)")
+        #expect(got.body == origin.file(for: "/ts-multivariant/hi/seg2.ts"))
+        #expect(stop.status == 0 && stop.seconds < 8, "\(stop)")
+    }
 }

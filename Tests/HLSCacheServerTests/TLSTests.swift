@@ -159,6 +159,45 @@ struct TLSTests {
     }
 }
 
+/// HTTPS clients that stop reading: what they cost, and the stop they do not hold up.
+@Suite("HTTPS clients that stop reading")
+struct TLSStalledClientTests {
+    @Test(
+        "three HTTPS clients stalled on a cached 100 MB object cost the server no copy of it, and SIGTERM still ends it cleanly"
+    )
+    func stalledClients() async throws {
+        let certificates = try await TestCertificates.make()
+        let leaf = try await certificates.leaf("server")
+        let origin = StreamOrigin()
+        try await origin.start()
+        defer { origin.stop() }
+        let tlsPort = try freeLoopbackPort()
+        let server = try await ServerProcess.start(arguments: [
+            "--allow-host", "127.0.0.1", "--tls-certificate", leaf.certificatePath, "--tls-key", leaf.keyPath,
+            "--tls-port", String(tlsPort), "--shutdown-grace", "2",
+        ])
+        defer { server.terminate() }
+        let path = "/o/http/127.0.0.1:\(origin.port)/large/100000000.ts"
+        let filled = try await Curl.get(server.url(path))
+        #expect(filled.body.count == 100_000_000)
+        try await HitPathTests.waitForEntries(1, on: server)
+        let before = server.peakMemory
+        try await Browser.prepare()
+        let python = Browser.environment.appendingPathComponent("bin/python").path
+        let script = TestPaths.packageRoot.appendingPathComponent("Tests/Browser/h2_attacks.py").path
+        async let stalled = ChildProcess.run(python, [script, "stall", String(tlsPort), path, "3", "6"], timeout: 60)
+        try await Task.sleep(for: .seconds(3))
+        let grown = server.peakMemory - before
+        // The hit is read from its file as each client takes it: a few buffers each, not the object.
+        #expect(grown < 60_000_000, "the server's peak memory grew by \(grown) bytes")
+        // SIGTERM with the three still stalled: cut after the grace, a clean exit.
+        let stop = await server.stop()
+        #expect(stop.status == 0 && stop.seconds < 10, "\(stop)")
+        let run = try await stalled
+        #expect(run.output.contains("\"answered\": 3"), "\(run.output) \(run.errors)")
+    }
+}
+
 /// The certificate and key loaded again without a restart, as an ACME renewal does it.
 @Suite("HTTPS certificate reload")
 struct TLSReloadTests {

@@ -55,6 +55,15 @@ final class ConnectionTasks: Sendable {
             state.cancelled = true
             return Array(state.open.values)
         }
-        for channel in open { channel.close(promise: nil) }
+        for channel in open {
+            channel.eventLoop.execute {
+                // In front of a TLS layer when there is one: the socket closes now, whatever the client reads.
+                if let front = try? channel.pipeline.syncOperations.context(handlerType: SocketEnd.self) {
+                    front.close(promise: nil)
+                } else {
+                    channel.close(promise: nil)
+                }
+            }
+        }
     }
 }

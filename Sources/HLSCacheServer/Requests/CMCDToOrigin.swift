@@ -36,14 +36,14 @@ extension RequestResolution.ProxiedObject {
         }
     }
 
-    /// RFC 3986's `query` bytes less `&` (another parameter) and `#`, with `%` for its escapes.
+    /// RFC 3986's `query` bytes less `&` and `;` (another parameter, to some origins) and `#`, with `%` for its escapes.
     private static func isQueryByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
             UInt8(ascii: "0")...UInt8(ascii: "9"):
             return true
         default:
-            return "-._~%!$'()*+,;=:@/?".utf8.contains(byte)
+            return "-._~%!$'()*+,=:@/?".utf8.contains(byte)
         }
     }
 }

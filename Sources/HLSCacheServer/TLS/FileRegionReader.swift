@@ -4,7 +4,9 @@ import NIOCore
 /// Behind TLS, a body the front writes as a file region (`sendfile`) must pass through the encryption as bytes: this
 /// handler, between the TLS handler and the connection's own, reads each region into buffers of ``chunkSize`` as the
 /// channel takes them (never past its write buffer's high-water mark), so a large object costs no more memory than a
-/// small one, and writes made after a region wait behind it, in order.
+/// small one, and writes made after a region wait behind it, in order. A region is read only once a flush asks for it,
+/// and each chunk is flushed on through the TLS layer as it is read: what that layer holds unflushed never turns the
+/// channel unwritable.
 ///
 /// A file that ends before its region does (truncated under us) fails the write and closes the connection: the
 /// answer's length was promised, and a short body must not look complete.
@@ -30,8 +32,8 @@ final class FileRegionReader: ChannelDuplexHandler {
             context.write(data, promise: promise)
             return
         }
+        // Read only once flushed: the TLS layer holds what is not flushed without the channel turning unwritable.
         pending.append((io, promise))
-        pump(context: context)
     }
 
     func flush(context: ChannelHandlerContext) {
@@ -56,7 +58,7 @@ final class FileRegionReader: ChannelDuplexHandler {
 
     /// Writes what is pending, reading regions as far as the channel takes them.
     private func pump(context: ChannelHandlerContext) {
-        guard !pumping else { return }
+        guard !pumping, flushAsked else { return }
         pumping = true
         defer { pumping = false }
         var wrote = false
@@ -68,7 +70,7 @@ final class FileRegionReader: ChannelDuplexHandler {
                 wrote = true
             case .fileRegion(let region):
                 guard context.channel.isWritable else {
-                    if wrote, flushAsked { context.flush() }
+                    if wrote { context.flush() }
                     return
                 }
                 let remaining = region.readableBytes - regionOffset
@@ -97,13 +99,15 @@ final class FileRegionReader: ChannelDuplexHandler {
                 } else {
                     context.write(wrapOutboundOut(.byteBuffer(buffer)), promise: nil)
                 }
-                wrote = true
+                // Each chunk goes on through the TLS layer at once: what that layer holds unflushed never turns the
+                // channel unwritable, and the whole region would be read.
+                context.flush()
+                wrote = false
             }
         }
-        if wrote, flushAsked {
-            flushAsked = false
-            context.flush()
-        }
+        // Everything asked for is written: the next writes wait for their own flush.
+        flushAsked = false
+        if wrote { context.flush() }
     }
 
     /// Reads up to `count` bytes of `region`, `offset` bytes into it.

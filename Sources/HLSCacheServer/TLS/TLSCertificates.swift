@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOCore
 import NIOSSL
 import Synchronization
 
@@ -108,6 +109,8 @@ final class TLSCertificates: Sendable {
         configuration.minimumTLSVersion = .tlsv12
         configuration.cipherSuites = cipherSuites
         configuration.applicationProtocols = applicationProtocols
+        // A close waits this long at most for the client's `close_notify` (a client that stopped reading sends none).
+        configuration.shutdownTimeout = .seconds(2)
         let context: NIOSSLContext
         do {
             context = try NIOSSLContext(configuration: configuration)

@@ -13,6 +13,7 @@ enum TLSPipeline {
         counter: ConnectionCounter, timeouts: ConnectionTimeouts
     ) throws {
         let operations = channel.pipeline.syncOperations
+        try operations.addHandler(SocketEnd())
         try operations.addHandler(PlaintextRefusal(logged: components.plaintextClients, logger: components.logger))
         try operations.addHandler(HandshakeDeadline(timeout: timeouts.requestHead))
         try operations.addHandler(NIOSSLServerHandler(context: certificates.context))
@@ -62,4 +63,11 @@ final class HandshakeDeadline: ChannelInboundHandler, RemovableChannelHandler {
         }
         context.fireUserInboundEventTriggered(event)
     }
+}
+
+/// First on a TLS connection, before the TLS layer: what closes the socket itself when the server's grace is over
+/// (``ConnectionTasks/cancelAll()``). A close from behind the TLS layer waits for its `close_notify` to be written, which
+/// a client that stopped reading never lets happen.
+final class SocketEnd: ChannelInboundHandler {
+    typealias InboundIn = NIOAny
 }

@@ -122,6 +122,8 @@ struct CMCDParserTests {
         #expect(query?.url("http://o/a.ts") == "http://o/a.ts?CMCD=bl%3D2000%2Csid%3D%22a%22")
         // Valid CMCD, but bytes a URL does not carry as they are (a raw quote): not passed on.
         #expect(RequestResolution.ProxiedObject.additions(of: CMCDReport(query: "sid=\"a\"")) == nil)
+        // A `;`, a parameter separator to some origins (valid CMCD: a parameter of `bl`): not passed on.
+        #expect(RequestResolution.ProxiedObject.additions(of: CMCDReport(query: "bl=2000;evil=1")) == nil)
         // Invalid CMCD: not passed on.
         #expect(RequestResolution.ProxiedObject.additions(of: CMCDReport(query: "bl%3D1%2Cbl%3D2")) == nil)
         let fields = [HTTPField(name: .cmcdRequest, value: "bl=1"), HTTPField(name: .cmcdSession, value: "sid=\"s\"")]
