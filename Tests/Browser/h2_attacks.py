@@ -7,6 +7,7 @@ Usage: h2_attacks.py ATTACK PORT PATH [COUNT]
                       prints whether the server closed the connection and after how many.
   never-read          asks for PATH with a flow-control window of 0 and never opens it; prints how many DATA bytes
                       arrived in 3 s (the server must stop at the window, holding the rest).
+  keepalive COUNT     two requests on one HTTP/1.1 connection over TLS, COUNT seconds apart; prints both status lines.
   stall COUNT SECONDS COUNT HTTP/1.1 connections over TLS (small receive buffers) ask for PATH, read 100 bytes and
                       stop reading for SECONDS; prints how many got an answer's first bytes.
 Prints one JSON object. The certificate is not verified: the tests' own server on 127.0.0.1.
@@ -24,6 +25,26 @@ import h2.settings
 
 attack, port, path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 count = int(sys.argv[4]) if len(sys.argv) > 4 else 0
+
+if attack == "keepalive":
+    # Two requests on one HTTP/1.1 connection over TLS, COUNT seconds apart.
+    plain = ssl.create_default_context()
+    plain.check_hostname = False
+    plain.verify_mode = ssl.CERT_NONE
+    plain.set_alpn_protocols(["http/1.1"])
+    tls = plain.wrap_socket(socket.create_connection(("127.0.0.1", port)), server_hostname="127.0.0.1")
+    tls.settimeout(10)
+    statuses = []
+    for index in range(2):
+        if index:
+            time.sleep(count)
+        tls.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" % path).encode())
+        try:
+            statuses.append(tls.recv(65536).split(b"\r\n", 1)[0].decode())
+        except OSError as error:
+            statuses.append(str(error))
+    print(json.dumps({"attack": attack, "statuses": statuses}))
+    sys.exit(0)
 
 if attack == "stall":
     seconds = float(sys.argv[5])

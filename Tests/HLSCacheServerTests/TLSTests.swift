@@ -126,6 +126,10 @@ struct TLSTests {
                 return Date().timeIntervalSince(start)
             }
             #expect(closedAfter > 0.5 && closedAfter < 5, "\(closedAfter)")
+            // A connection whose handshake completed is not: it goes on past that clock, idle between requests.
+            let result = try await HTTP2Tests.attack(["keepalive", String(port), "/healthz", "2"])
+            #expect(
+                (result["statuses"] as? [String]) == ["HTTP/1.1 200 OK", "HTTP/1.1 200 OK"], "\(result)")
         }
     }
 

@@ -15,8 +15,9 @@ enum TLSPipeline {
         let operations = channel.pipeline.syncOperations
         try operations.addHandler(SocketEnd())
         try operations.addHandler(PlaintextRefusal(logged: components.plaintextClients, logger: components.logger))
-        try operations.addHandler(HandshakeDeadline(timeout: timeouts.requestHead))
         try operations.addHandler(NIOSSLServerHandler(context: certificates.context))
+        // Behind the TLS layer: the handshake's completion is an event that layer sends on.
+        try operations.addHandler(HandshakeDeadline(timeout: timeouts.requestHead))
         try operations.addHandler(FileRegionReader())
         try operations.addHandler(
             ApplicationProtocolNegotiationHandler { result, channel in
@@ -57,11 +58,11 @@ final class HandshakeDeadline: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        context.fireUserInboundEventTriggered(event)
         if case TLSUserEvent.handshakeCompleted = event {
             timer?.cancel()
             context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
         }
-        context.fireUserInboundEventTriggered(event)
     }
 }
 
