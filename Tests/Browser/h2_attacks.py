@@ -32,17 +32,17 @@ if attack == "keepalive":
     plain.check_hostname = False
     plain.verify_mode = ssl.CERT_NONE
     plain.set_alpn_protocols(["http/1.1"])
-    tls = plain.wrap_socket(socket.create_connection(("127.0.0.1", port)), server_hostname="127.0.0.1")
-    tls.settimeout(10)
     statuses = []
-    for index in range(2):
-        if index:
-            time.sleep(count)
-        tls.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" % path).encode())
-        try:
+    try:
+        tls = plain.wrap_socket(socket.create_connection(("127.0.0.1", port)), server_hostname="127.0.0.1")
+        tls.settimeout(30)
+        for index in range(2):
+            if index:
+                time.sleep(count)
+            tls.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" % path).encode())
             statuses.append(tls.recv(65536).split(b"\r\n", 1)[0].decode())
-        except OSError as error:
-            statuses.append(str(error))
+    except OSError as error:
+        statuses.append("error: %s" % error)
     print(json.dumps({"attack": attack, "statuses": statuses}))
     sys.exit(0)
 

@@ -313,16 +313,19 @@ struct CMCDTests {
 
     @Test("CMSD: an LL-HLS blocking reload held for its fill says how long (ht), leader and parked joiner alike")
     func heldTimeOnBlockingReloads() async throws {
-        let (origin, server) = try await ParkedReloadTests.setUp(hold: .milliseconds(600))
+        let (origin, server) = try await ParkedReloadTests.setUp(hold: .milliseconds(2000))
         defer { origin.stop() }
         let url = server.proxied(origin.url(ParkedReloadTests.reload))
         let leader = try await ParkedReloadTests.startFill(url, origin: origin)
-        // Parked on the leader's fill.
-        let joiner = try await TestHTTP.get(url)
+        // Parked on the leader's fill (on a connection of its own: the test's HTTP client sends one request at a time).
+        let joiner = try #require(
+            try await ParkedReloadTests.concurrentGets(
+                ParkedReloadTests.reloadTarget(origin), count: 1, port: server.port
+            ).first)
         let led = try await leader.value
         await server.stop()
-        for answer in [led, joiner] {
-            let cmsd = try #require(answer.header("cmsd-static"))
+        for cmsd in [led.header("cmsd-static"), joiner.headers["cmsd-static"]] {
+            let cmsd = try #require(cmsd)
             #expect(cmsd.hasPrefix("ot=m,st=l,n=\"") && cmsd.contains(",ht="), "\(cmsd)")
             let held = cmsd.split(separator: ",").first { $0.hasPrefix("ht=") }.flatMap { Int($0.dropFirst(3)) }
             // The joiner came while the leader's fill was held: both waited for most of the origin's hold.
