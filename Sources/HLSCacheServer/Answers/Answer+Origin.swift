@@ -22,9 +22,12 @@ extension Answer {
     ) async -> Answer {
         let record = record.naming(resolved)
         let planner = OriginAnswers(components: components)
-        return await FleetHop.$incoming.withValue(resolved.hops) { [record] in
+        var answer = await FleetHop.$incoming.withValue(resolved.hops) { [record] in
             await planner.origin(resolved, record: record, verdict: verdict)
         }
+        // A blocking reload held while a fill ran, however it is answered: CMSD says how long.
+        if BlockingReload.isBlockingReload(resolved.url) { answer.noteHeld(since: record.start) }
+        return answer
     }
 }
 
@@ -56,8 +59,6 @@ private struct OriginAnswers {
                 FetchFailure(originStatus: response.metadata.status, url: resolved.url), resolved, record: record)
         }
         var answer = await answer(response, resolved, record: record)
-        // A blocking reload held while its fill ran: CMSD says how long.
-        if BlockingReload.isBlockingReload(resolved.url) { answer.noteHeld(since: record.start) }
         // Filled through a parent on this request: say what the parent's cache did.
         if response.disposition != .hit, let parentResult = response.upstreamCache {
             answer.setField(.xCacheParent, to: parentResult)
