@@ -41,9 +41,8 @@ struct BrowserPlaybackTests {
         let origin = StreamOrigin()
         try await origin.start()
         defer { origin.stop() }
-        let server = try await InProcessServer.start(arguments: [
+        let server = try await TLSServerProcess.start(arguments: [
             "--allow-host", "127.0.0.1", "--tls-certificate", leaf.certificatePath, "--tls-key", leaf.keyPath,
-            "--tls-port", "0",
         ])
         // hlscache by a name of its own (127.0.0.1 itself is a secure origin to a browser, whatever its scheme).
         let path = "/o/http/127.0.0.1:\(origin.port)/"

@@ -85,9 +85,8 @@ struct HTTP2Tests {
         try await origin.start()
         defer { origin.stop() }
         origin.set("/ts-multivariant/hi/seg2.ts", .delay(.milliseconds(800)))
-        let server = try await InProcessServer.start(arguments: [
+        let server = try await TLSServerProcess.start(arguments: [
             "--allow-host", "127.0.0.1", "--tls-certificate", leaf.certificatePath, "--tls-key", leaf.keyPath,
-            "--tls-port", "0",
         ])
         let url = server.secureURL(TLSTests.path(origin, "/ts-multivariant/hi/seg2.ts"))
         async let answer = Curl.get(url, ["--cacert", certificates.caPath, "--http2"])

@@ -25,9 +25,9 @@ struct ReloadParking {
 
     /// How long a parked request whose playlist is published waits for its rendering to be kept before it goes to
     /// the plan. The leader's plan renders it within milliseconds, unless the machine is busy; handed on, the
-    /// parked requests would find a blocking reload's short freshness gone and ask the origin again. A second is
-    /// what a loaded 2-core machine needed (200 ms did not always do).
-    static let renderingPatienceMilliseconds: Int64 = 1000
+    /// parked requests would find a blocking reload's short freshness gone and ask the origin again. Two seconds is
+    /// what a loaded 2-core machine needed (200 ms did not always do, nor 1 s once the suite grew).
+    static let renderingPatienceMilliseconds: Int64 = 2000
 
     /// Parks a request of `handler`'s on the fill of `key`: when the fill ends, `handler`'s
     /// ``ParkingHandler/fillEnded(parking:batch:context:)`` runs on its event loop with this parking's number.

@@ -133,3 +133,36 @@ func withServer<T: Sendable>(
     try await withServerAndOrigin(
         start: { _ in try await InProcessServer.start(arguments: ["--allow-host", "127.0.0.1"] + arguments) }, body)
 }
+
+/// A server in its own process with HTTPS on a port the test picked: TLS work (encryption, file bodies read on the
+/// event loop) stays off the test process's shared event loops, where it held up the other suites' in-process servers.
+final class TLSServerProcess: RunningServer {
+    /// The process.
+    let server: ServerProcess
+    /// Its HTTPS port.
+    let tlsPort: Int?
+
+    /// Starts it with `arguments`, HTTPS on a free port.
+    static func start(arguments: [String]) async throws -> TLSServerProcess {
+        let tlsPort = try freeLoopbackPort()
+        let server = try await ServerProcess.start(arguments: arguments + ["--tls-port", String(tlsPort)])
+        return TLSServerProcess(server: server, tlsPort: tlsPort)
+    }
+
+    private init(server: ServerProcess, tlsPort: Int) {
+        self.server = server
+        self.tlsPort = tlsPort
+    }
+
+    var port: Int { server.port }
+    var processIdentifier: Int32 { server.processIdentifier }
+    var cacheDirectory: String { server.cacheDirectory }
+    var isRunning: Bool { server.isRunning }
+    var log: String { server.log }
+
+    @discardableResult
+    func stop() async -> (status: Int32, seconds: TimeInterval) { await server.stop() }
+
+    /// `https://127.0.0.1:<tlsPort><path>`.
+    func secureURL(_ path: String) -> String { "https://127.0.0.1:\(tlsPort ?? 0)\(path)" }
+}
