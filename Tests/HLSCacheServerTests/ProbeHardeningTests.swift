@@ -292,7 +292,8 @@ struct AbandonedMissTests {
             #expect(try await server.metric("hlscache_fills_in_flight") <= 32)
             let started = ContinuousClock.now
             #expect(try await TestHTTP.get(server.url("/healthz")).status == 200)
-            #expect(ContinuousClock.now - started < .seconds(1))
+            // At once, not behind the held fills (6 s): a bound for a busy machine.
+            #expect(ContinuousClock.now - started < .seconds(3))
             let descriptors =
                 (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(server.process.processIdentifier)/fd"))?
                 .count ?? 0
