@@ -181,17 +181,32 @@ struct TLSStalledClientTests {
     func stalledClients() async throws {
         let certificates = try await TestCertificates.make()
         let leaf = try await certificates.leaf("server")
-        let origin = StreamOrigin()
-        try await origin.start()
-        defer { origin.stop() }
+        // The object from an origin in a process of its own: megabytes made in the test process would hold up the
+        // other suites' servers on its shared event loops.
+        let folder = ServerProcess.temporaryDirectory()
+        FileManager.default.createFile(
+            atPath: folder + "/big.ts", contents: Data(StreamOrigin.pattern(count: 40_000_000)))
+        let originPort = try freeLoopbackPort()
+        let origin = try ChildProcess(
+            "/usr/bin/python3", ["-m", "http.server", String(originPort), "--bind", "127.0.0.1", "-d", folder],
+            environment: nil)
+        defer {
+            origin.send(SIGTERM)
+            origin.waitForExit(timeout: 5)
+        }
         let tlsPort = try freeLoopbackPort()
         let server = try await ServerProcess.start(arguments: [
             "--allow-host", "127.0.0.1", "--tls-certificate", leaf.certificatePath, "--tls-key", leaf.keyPath,
             "--tls-port", String(tlsPort), "--shutdown-grace", "2",
         ])
         defer { server.terminate() }
-        let path = "/o/http/127.0.0.1:\(origin.port)/large/40000000.ts"
-        let filled = try await Curl.get(server.url(path))
+        let path = "/o/http/127.0.0.1:\(originPort)/big.ts"
+        var filled = try await Curl.get(server.url(path))
+        for _ in 0..<50 where filled.status != 200 {
+            // The origin may not listen yet.
+            try await Task.sleep(for: .milliseconds(100))
+            filled = try await Curl.get(server.url(path))
+        }
         #expect(filled.body.count == 40_000_000)
         try await HitPathTests.waitForEntries(1, on: server)
         let before = server.peakMemory
