@@ -1,3 +1,5 @@
+import Foundation
+
 extension SegmentCache {
     /// Which cached entries a request accepts.
     public enum Freshness: Sendable, Hashable {
@@ -7,5 +9,9 @@ extension SegmentCache {
         /// sharing the fetch with concurrent requests. For playlists. When that fetch fails, the server
         /// can fall back on ``SegmentCache/staleEntry(for:)``.
         case fresh
+        /// An entry whose expiry has not passed, or one fetched at or after this date (by the cache's clock): what a
+        /// request that waited for a fill takes, the version it waited for, even when that version's short freshness
+        /// (an LL-HLS blocking reload's) has passed since.
+        case fetchedSince(Date)
     }
 }

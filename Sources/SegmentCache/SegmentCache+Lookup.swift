@@ -34,10 +34,14 @@ extension SegmentCache {
 
     /// ``publishedResponse(for:accepting:)``, with a ``HitLease`` in `lease` when the hit came through the hot path
     /// (an entry checked within the recheck period); `nil` there otherwise.
+    /// - Parameter fetchedSince: for a request that waited for a fill, when it arrived: the entry fetched since then
+    ///   is taken even when its freshness has passed (``Freshness/fetchedSince(_:)``).
     public func publishedResponse(
-        for key: CacheKey, lease: inout HitLease?, accepting accept: (EntryMetadata) -> Bool
+        for key: CacheKey, lease: inout HitLease?, fetchedSince: Date? = nil,
+        accepting accept: (EntryMetadata) -> Bool
     ) -> CacheResponse? {
-        guard let hit = publishedEntry(key, freshness: .fresh, lease: &lease), accept(hit.metadata) else {
+        let freshness = fetchedSince.map(Freshness.fetchedSince) ?? .fresh
+        guard let hit = publishedEntry(key, freshness: freshness, lease: &lease), accept(hit.metadata) else {
             lease = nil
             return nil
         }
@@ -80,7 +84,13 @@ extension SegmentCache {
     /// ``lookup(_:freshness:)``, with a ``HitLease`` in `lease` when the hot path found the entry.
     private func publishedEntry(_ key: CacheKey, freshness: Freshness, lease: inout HitLease?) -> CacheResponse? {
         let now = clock.now()
-        let accepts = { (metadata: EntryMetadata) in freshness == .any || !metadata.isExpired(at: now) }
+        let accepts = { (metadata: EntryMetadata) -> Bool in
+            switch freshness {
+            case .any: true
+            case .fresh: !metadata.isExpired(at: now)
+            case .fetchedSince(let date): !metadata.isExpired(at: now) || metadata.fetchedAt >= date
+            }
+        }
         let chunkSize = configuration.readChunkSize
         lease = nil
         if let (entry, hotLease) = recentlyCheckedHit(key, at: now, accepts: accepts) {

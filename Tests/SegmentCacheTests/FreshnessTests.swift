@@ -30,6 +30,32 @@ struct FreshnessTests {
         await reopened.close()
     }
 
+    @Test("a request that waited for a fill takes the version fetched since it arrived, expired or not; others do not")
+    func fetchedSinceTakesTheVersionWaitedFor() async throws {
+        let directory = CacheDirectory()
+        defer { directory.remove() }
+        let clock = ManualClock()
+        let origin = FakeOrigin()
+        let key = PatternOrigin.key(40)
+        let arrived = clock.now()
+        clock.advance(by: 1)
+        origin.setBehaviour(FakeOrigin.Behaviour(expiry: clock.now().addingTimeInterval(1)), for: key.url)
+        let cache = try SegmentCache(configuration: directory.configuration(), source: origin, clock: clock)
+        _ = try await cache.fetch(key, freshness: .fresh).body.collect()
+        #expect(try await eventually { cache.statistics.publishedFills == 1 })
+        clock.advance(by: 5)
+        var lease: SegmentCache.HitLease?
+        #expect(cache.publishedResponse(for: key, lease: &lease, accepting: { _ in true }) == nil)
+        #expect(
+            cache.publishedResponse(for: key, lease: &lease, fetchedSince: arrived, accepting: { _ in true }) != nil)
+        // A version fetched before the request arrived is not the one it waited for.
+        #expect(
+            cache.publishedResponse(
+                for: key, lease: &lease, fetchedSince: clock.now().addingTimeInterval(-1), accepting: { _ in true })
+                == nil)
+        await cache.close()
+    }
+
     @Test func freshRequestFetchesAnExpiredEntryAgainAndStaleEntryFindsIt() async throws {
         let directory = CacheDirectory()
         defer { directory.remove() }

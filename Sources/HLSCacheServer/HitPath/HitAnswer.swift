@@ -1,3 +1,4 @@
+import Foundation
 import HTTPTypes
 import NIOCore
 import NIOHTTP1
@@ -78,7 +79,10 @@ extension Answer {
             var playlist: (metadata: EntryMetadata, rendered: RenderedPlaylist)?
             var object: ObjectHead.Outcome?
             var lease: SegmentCache.HitLease?
-            let response = components.cache.publishedResponse(for: key, lease: &lease) { metadata in
+            // A request that waited for a fill takes the version fetched since it arrived, however short its freshness.
+            let fetchedSince = arrivedAt.map { Date().addingTimeInterval(-(ContinuousClock.now - $0).seconds) }
+            let response = components.cache.publishedResponse(for: key, lease: &lease, fetchedSince: fetchedSince) {
+                metadata in
                 guard (200..<300).contains(metadata.status), metadata.contentLength != nil else { return false }
                 if metadata.objectKind.isManifest, !resolved.asStored {
                     guard
