@@ -117,11 +117,13 @@ public struct HLSCacheServer: Sendable {
                         await announce(configuration.servesCleartext ? nil : port)
                     }))
         }
+        // The listeners right after the janitor, as before there were two: the group stops its services in reverse.
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
-            .init(service: CacheJanitorService(cache: components.cache)),
-            .init(service: TrafficHistoryService(components: components), successTerminationBehavior: .ignore),
+            .init(service: CacheJanitorService(cache: components.cache))
         ]
         services += listeners.map { .init(service: $0) }
+        services.append(
+            .init(service: TrafficHistoryService(components: components), successTerminationBehavior: .ignore))
         if let tls = components.tls {
             services.append(
                 .init(service: TLSReloadService(certificates: tls, logger: logger), successTerminationBehavior: .ignore)
