@@ -186,7 +186,7 @@ struct TLSStalledClientTests {
         // The object from an origin in a process of its own: megabytes made in the test process would hold up the
         // other suites' servers on its shared event loops.
         let folder = ServerProcess.temporaryDirectory()
-        FileManager.default.createFile(
+        _ = FileManager.default.createFile(
             atPath: folder + "/big.ts", contents: Data(StreamOrigin.pattern(count: 40_000_000)))
         let originPort = try freeLoopbackPort()
         let origin = try ChildProcess(
