@@ -68,23 +68,11 @@ extension Playlist {
                 if let range { nextOffset[uri] = Int(range.upperBound) }
             }
             guard !isGap else { continue }
-            let place = places[Int(record.firstPlace)]
-            substituted.removeAll()
-            scratch.removeAll()
-            let resolved = source.withUnsafeBufferPointer { bytes -> Bool in
-                let span = place.start..<place.end
-                if hasVariables, VariableSubstitution.mayHaveReference(bytes, span) {
-                    guard
-                        VariableSubstitution.substitute(
-                            bytes, span, values: values, into: &substituted,
-                            limit: RewriteLimits.default.maxURIBytes) == .complete
-                    else { return false }
-                    return URLResolver.resolve(substituted.bytes, against: base, into: &scratch) != nil
-                }
-                return URLResolver.resolve(UnsafeBufferPointer(rebasing: bytes[span]), against: base, into: &scratch)
-                    != nil
-            }
-            guard resolved else { continue }
+            guard
+                resolvePlace(
+                    record.firstPlace, base: base, hasVariables: hasVariables, values: values,
+                    substituted: &substituted, into: &scratch)
+            else { continue }
             targets.append(SegmentTarget(url: String(decoding: scratch.bytes, as: UTF8.self), byteRange: range))
             if let newest, targets.count > 2 * newest + 64 { targets.removeFirst(targets.count - newest) }
         }
@@ -110,27 +98,40 @@ extension Playlist {
         var scratch = ByteWriter(capacity: 256)
         for index in records.indices where records[index].tag == .map && records[index].placeCount > 0 {
             guard case .map(let map)? = lines[index].tag else { continue }
-            let place = places[Int(records[index].firstPlace)]
-            substituted.removeAll()
-            scratch.removeAll()
-            let resolved = source.withUnsafeBufferPointer { bytes -> Bool in
-                let span = place.start..<place.end
-                if hasVariables, VariableSubstitution.mayHaveReference(bytes, span) {
-                    guard
-                        VariableSubstitution.substitute(
-                            bytes, span, values: values, into: &substituted,
-                            limit: RewriteLimits.default.maxURIBytes) == .complete
-                    else { return false }
-                    return URLResolver.resolve(substituted.bytes, against: base, into: &scratch) != nil
-                }
-                return URLResolver.resolve(UnsafeBufferPointer(rebasing: bytes[span]), against: base, into: &scratch)
-                    != nil
-            }
-            guard resolved else { continue }
+            guard
+                resolvePlace(
+                    records[index].firstPlace, base: base, hasVariables: hasVariables, values: values,
+                    substituted: &substituted, into: &scratch)
+            else { continue }
             let target = SegmentTarget(
                 url: String(decoding: scratch.bytes, as: UTF8.self), byteRange: map.byteRange?.resolved(offset: 0))
             if seen.insert(target).inserted { targets.append(target) }
         }
         return targets
+    }
+
+    /// Resolves URI place `index` into `scratch` (emptied first), its variables substituted first when the playlist
+    /// has any (into `substituted`): the one resolution of ``segmentTargets(playlistURL:imports:limit:newest:)`` and
+    /// ``mapTargets(playlistURL:imports:)``.
+    /// - Returns: `false` when a variable is unknown, the URI too long, or it does not resolve.
+    private func resolvePlace(
+        _ index: Int32, base: BaseURL, hasVariables: Bool, values: [String: [UInt8]],
+        substituted: inout ByteWriter, into scratch: inout ByteWriter
+    ) -> Bool {
+        let place = places[Int(index)]
+        substituted.removeAll()
+        scratch.removeAll()
+        return source.withUnsafeBufferPointer { bytes -> Bool in
+            let span = place.start..<place.end
+            if hasVariables, VariableSubstitution.mayHaveReference(bytes, span) {
+                guard
+                    VariableSubstitution.substitute(
+                        bytes, span, values: values, into: &substituted, limit: RewriteLimits.default.maxURIBytes)
+                        == .complete
+                else { return false }
+                return URLResolver.resolve(substituted.bytes, against: base, into: &scratch) != nil
+            }
+            return URLResolver.resolve(UnsafeBufferPointer(rebasing: bytes[span]), against: base, into: &scratch) != nil
+        }
     }
 }
