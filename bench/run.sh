@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds hlscache in release mode and prints one figure per line, `name value`.
-# Usage: bench/run.sh [NAME]   (NAME: rewrite, dash, origin, cache, serve, live, llhls, fleet, prefetch, abandon, fuzz;
+# Usage: bench/run.sh [NAME]   (NAME: rewrite, dash, origin, cache, serve, https, live, llhls, fleet, prefetch, abandon, fuzz;
 #        all when omitted)
 set -euo pipefail
 # The fuzzers build apart, with sanitizers (bench/fuzz.sh; HLSCACHE_FUZZ_RUNS per harness, default 10 million).
@@ -18,7 +18,7 @@ fi
 cleanup() {
     local p
     # shellcheck disable=SC2086  # fleet_pids holds several ids
-    for p in ${nginx_pid:-} ${serve_pid:-} ${logged_pid:-} ${slow_pid:-} ${proxy_cache_pid:-} ${varnish_pid:-} ${fleet_lb_pid:-} ${fleet_pids:-}; do
+    for p in ${nginx_pid:-} ${https_nginx_pid:-} ${serve_pid:-} ${logged_pid:-} ${slow_pid:-} ${proxy_cache_pid:-} ${varnish_pid:-} ${fleet_lb_pid:-} ${fleet_pids:-}; do
         kill "$p" 2>/dev/null || true
     done
     if [ -n "${fleet_dir:-}" ]; then rm -rf "$fleet_dir" 2>/dev/null || true; fi
@@ -539,6 +539,156 @@ run_llhls() {
     return "$status"
 }
 
+# HTTPS and HTTP/2 (bench/peers/nginx-https.conf: nginx serving the same files over TLS 1.3 with the same
+# certificate, made here by openssl). Paired rounds as in serve: wrk over HTTPS (2 MiB hits), h2load over h2 (64
+# clients x 10 streams: 100 KiB hits, the rewritten live playlist against nginx's static copy); the cold miss on a
+# kept HTTPS connection against the same on a kept cleartext one (tls_cold_ttfb_overhead_ms, within 0.5 ms of
+# cleartext_cold_ttfb_overhead_ms is the target); 1,000 LL-HLS blocking reloads on one h2 connection
+# (bench/tools/llhls_h2_fanout.py); the resident memory of a fresh server holding 500 idle TLS connections, and
+# the peak of one serving 500 h2 streams of a 20 MiB segment (h2load: 5 connections x 100 streams).
+run_https() {
+    for tool in nginx wrk h2load openssl python3 curl; do
+        command -v "$tool" >/dev/null || { echo "https: needs $tool" >&2; return 1; }
+    done
+    local hlscache root cache certs port=18451 tls_port=18452 nginx_port=18453 origin_port=18454 slow_port=18455
+    hlscache="$(swift build -c release --show-bin-path)/hlscache"
+    root=$(mktemp -d)
+    cache=$(mktemp -d)
+    certs=$(mktemp -d)
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=hlscache-bench-ca \
+        -keyout "$certs/ca.key" -out "$certs/ca.pem" 2>/dev/null
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=127.0.0.1 \
+        -keyout "$certs/leaf.key" -out "$certs/leaf.csr" 2>/dev/null
+    printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' > "$certs/ext"
+    openssl x509 -req -in "$certs/leaf.csr" -CA "$certs/ca.pem" -CAkey "$certs/ca.key" -CAcreateserial -days 2 \
+        -extfile "$certs/ext" -out "$certs/leaf.pem" 2>/dev/null
+    chmod 644 "$certs"/*
+    chmod 755 "$certs"
+    head -c $((2 << 20)) /dev/urandom > "$root/seg2m.ts"
+    head -c $((20 << 20)) /dev/urandom > "$root/seg20m.ts"
+    head -c $((100 << 10)) /dev/urandom > "$root/obj100k.ts"
+    python3 - "$root" <<'PY'
+import sys
+with open(sys.argv[1] + "/live20.m3u8", "w") as f:
+    f.write("#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:2\n#EXT-X-MEDIA-SEQUENCE:1000\n")
+    for i in range(20):
+        f.write(f"#EXTINF:2.000,\nlive/seg{1000 + i}.ts\n")
+PY
+    chmod 755 "$root" && chmod 644 "$root"/*
+    start_nginx "$origin_port" "$root"
+    local https_prefix
+    https_prefix=$(mktemp -d)
+    mkdir -p "$https_prefix/tmp"
+    sed -e "s|__ROOT__|$root|" -e "s|__PORT__|$nginx_port|" -e "s|__PREFIX__|$https_prefix|" \
+        -e "s|__CERT__|$certs/leaf.pem|" -e "s|__KEY__|$certs/leaf.key|" bench/peers/nginx-https.conf \
+        > "$https_prefix/nginx.conf"
+    nginx -c "$https_prefix/nginx.conf" -p "$https_prefix" &
+    https_nginx_pid=$!
+    ulimit -n 8192 2>/dev/null || true
+    local tls_arguments=(--tls-certificate "$certs/leaf.pem" --tls-key "$certs/leaf.key" --tls-port "$tls_port")
+    "$hlscache" serve --port "$port" "${tls_arguments[@]}" --http2-max-streams 1000 --cache-dir "$cache" \
+        --allow-host 127.0.0.1 --log-level warning >/dev/null &
+    serve_pid=$!
+    wait_up "http://127.0.0.1:$port/healthz" || true
+    for _ in $(seq 50); do curl -s -o /dev/null --cacert "$certs/ca.pem" "https://127.0.0.1:$nginx_port/" && break; sleep 0.1; done
+    local secure="https://127.0.0.1:$tls_port/o/http/127.0.0.1:$origin_port" peer="https://127.0.0.1:$nginx_port"
+    local object
+    for object in seg2m.ts seg20m.ts obj100k.ts live20.m3u8 obj100k.ts seg2m.ts; do
+        curl -fs -o /dev/null --cacert "$certs/ca.pem" "$secure/$object"
+    done
+    sleep 0.5
+    paired serve_https_2mib_rps "$secure/seg2m.ts" nginx_https_2mib_rps "$peer/seg2m.ts" https_2mib_vs_nginx_https
+    h2_paired serve_h2_100kib_rps "$secure/obj100k.ts" nginx_h2_100kib_rps "$peer/obj100k.ts" h2_100kib_vs_nginx_h2
+    h2_paired serve_h2_playlist_live20_rps "$secure/live20.m3u8" nginx_h2_playlist_live20_rps "$peer/live20.m3u8" \
+        h2_playlist_live20_vs_nginx_h2
+    # The cold miss on a kept connection (a first request on each, then the miss), over HTTPS and cleartext in turn,
+    # against an origin that waits 200 ms: each minus the origin's own (medians of 31).
+    start_slow_origin "$slow_port" "$root" 0.2
+    sleep 0.5
+    local pairs i
+    pairs=$(mktemp)
+    for i in $(seq 31); do
+        printf 'direct %s\n' "$(curl -s -o /dev/null -o /dev/null -w '%{time_starttransfer}\n' \
+            "http://127.0.0.1:$slow_port/obj100k.ts?w=$i" "http://127.0.0.1:$slow_port/obj100k.ts?k=$i" | tail -1)"
+        printf 'tls %s\n' "$(curl -s --cacert "$certs/ca.pem" -o /dev/null -o /dev/null -w '%{time_starttransfer}\n' \
+            "$secure/obj100k.ts" "https://127.0.0.1:$tls_port/o/http/127.0.0.1:$slow_port/obj100k.ts?t=$i" | tail -1)"
+        printf 'clear %s\n' "$(curl -s -o /dev/null -o /dev/null -w '%{time_starttransfer}\n' \
+            "http://127.0.0.1:$port/o/http/127.0.0.1:$origin_port/obj100k.ts" \
+            "http://127.0.0.1:$port/o/http/127.0.0.1:$slow_port/obj100k.ts?c=$i" | tail -1)"
+    done > "$pairs"
+    local direct cold
+    direct=$(awk '$1 == "direct" { print $2 }' "$pairs" | median)
+    cold=$(awk '$1 == "tls" { print $2 }' "$pairs" | median)
+    awk -v a="$cold" -v b="$direct" 'BEGIN { printf "tls_cold_ttfb_overhead_ms %.2f\n", (a - b) * 1000 }'
+    cold=$(awk '$1 == "clear" { print $2 }' "$pairs" | median)
+    awk -v a="$cold" -v b="$direct" 'BEGIN { printf "cleartext_cold_ttfb_overhead_ms %.2f\n", (a - b) * 1000 }'
+    rm -f "$pairs"
+    kill "$slow_pid" 2>/dev/null || true; wait "$slow_pid" 2>/dev/null || true; slow_pid=""
+    # 1,000 LL-HLS blocking reloads on one h2 connection (the h2 package from PyPI, in a venv under ~/.cache).
+    local venv="${HOME}/.cache/hlscache-bench/h2"
+    if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import h2' 2>/dev/null; then
+        python3 -m venv "$venv" >&2 && "$venv/bin/pip" install -q h2 >&2 || true
+    fi
+    if "$venv/bin/python" -c 'import h2' 2>/dev/null; then
+        (cd bench/tools && "$venv/bin/python" llhls_h2_fanout.py "$tls_port" "$certs/ca.pem" --metrics-port "$port") ||
+            true
+    else
+        echo "https: the h2 package could not be installed; llhls_h2_fanout not measured" >&2
+    fi
+    kill "$serve_pid" 2>/dev/null || true; wait "$serve_pid" 2>/dev/null || true
+    # Memory: a fresh server (the same cache) holding 500 idle TLS connections, then another serving 500 h2 streams.
+    "$hlscache" serve --port "$port" "${tls_arguments[@]}" --cache-dir "$cache" --allow-host 127.0.0.1 \
+        --log-level warning >/dev/null &
+    serve_pid=$!
+    wait_up "http://127.0.0.1:$port/healthz" || true
+    python3 - "$tls_port" "$certs/ca.pem" "$serve_pid" <<'PY'
+import socket, ssl, sys, time
+port, ca, pid = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+context = ssl.create_default_context(cafile=ca)
+context.set_alpn_protocols(["http/1.1"])
+held = [context.wrap_socket(socket.create_connection(("127.0.0.1", port)), server_hostname="127.0.0.1")
+        for _ in range(500)]
+time.sleep(1)
+rss = next(int(line.split()[1]) for line in open(f"/proc/{pid}/status") if line.startswith("VmRSS:"))
+print(f"rss_mb_500_tls_idle {rss / 1024:.1f}")
+PY
+    kill "$serve_pid" 2>/dev/null || true; wait "$serve_pid" 2>/dev/null || true
+    "$hlscache" serve --port "$port" "${tls_arguments[@]}" --cache-dir "$cache" --allow-host 127.0.0.1 \
+        --log-level warning >/dev/null &
+    serve_pid=$!
+    wait_up "http://127.0.0.1:$port/healthz" || true
+    h2load -n 500 -c 5 -m 100 "$secure/seg20m.ts" > /dev/null 2>&1 || true
+    awk '/^VmHWM:/ { printf "rss_mb_500_h2_streams %.1f\n", $2 / 1024 }' "/proc/$serve_pid/status"
+    kill "$serve_pid" 2>/dev/null || true; wait "$serve_pid" 2>/dev/null || true; serve_pid=""
+    kill "$https_nginx_pid" 2>/dev/null || true; wait "$https_nginx_pid" 2>/dev/null || true; https_nginx_pid=""
+    kill "$nginx_pid" 2>/dev/null || true; wait "$nginx_pid" 2>/dev/null || true; nginx_pid=""
+    rm -rf "$root" "$cache" "$certs" "$https_prefix" "$nginx_prefix"
+}
+
+# Three rounds of h2load (64 clients x 10 streams, 5 s) on URL_A, then on URL_B, B first in round 2: prints NAME_A
+# and NAME_B with their median requests per second and RATIO with the median of the rounds' A/B ratios.
+# Usage: h2_paired NAME_A URL_A NAME_B URL_B RATIO
+h2_paired() {
+    local rounds a b round
+    rounds=$(mktemp)
+    for round in 1 2 3; do
+        if [ "$round" = 2 ]; then
+            b=$(h2_rps "$4"); a=$(h2_rps "$2")
+        else
+            a=$(h2_rps "$2"); b=$(h2_rps "$4")
+        fi
+        echo "$a $b"
+    done > "$rounds"
+    echo "$1 $(awk '{ print $1 }' "$rounds" | median)"
+    echo "$3 $(awk '{ print $2 }' "$rounds" | median)"
+    echo "$5 $(awk '{ printf "%.2f\n", $1 / $2 }' "$rounds" | median)"
+    rm -f "$rounds"
+}
+
+# h2load's requests per second for a URL over h2, 64 clients x 10 streams for 5 s (one thread: the machine's other
+# core is the server's).
+h2_rps() { h2load -c 64 -m 10 -t 1 -D 5 "$1" 2>/dev/null | awk '/^finished in/ { print $4 }'; }
+
 # One fan-out (llhls_fanout.py with the arguments given) against a fresh hlscache.
 llhls_once() {
     local hlscache cache port=18481
@@ -703,11 +853,12 @@ case "$want" in
     prefetch) run_prefetch ;;
     live) run_live ;;
     llhls) run_llhls ;;
+    https) run_https ;;
     fleet) run_fleet ;;
     all)
         figures=$(mktemp)
-        { run_rewrite; run_dash; run_origin; run_cache; run_serve; run_live; run_llhls; run_fleet; run_prefetch;
-            run_abandon; } | tee "$figures"
+        { run_rewrite; run_dash; run_origin; run_cache; run_serve; run_https; run_live; run_llhls; run_fleet;
+            run_prefetch; run_abandon; } | tee "$figures"
         # RESULTS.md and results.png (matplotlib from PyPI, in a venv under ~/.cache).
         plot_venv="${HOME}/.cache/hlscache-bench/plot"
         if [ ! -x "$plot_venv/bin/python" ]; then
@@ -719,5 +870,5 @@ case "$want" in
         rm -f "$figures"
         echo "bench: wrote bench/RESULTS.md and bench/results.png" >&2
         ;;
-    *) echo "unknown benchmark: $want (known: rewrite, dash, origin, cache, serve, live, llhls, fleet, prefetch, abandon, fuzz)" >&2; exit 64 ;;
+    *) echo "unknown benchmark: $want (known: rewrite, dash, origin, cache, serve, https, live, llhls, fleet, prefetch, abandon, fuzz)" >&2; exit 64 ;;
 esac

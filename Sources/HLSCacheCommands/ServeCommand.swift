@@ -29,8 +29,10 @@ struct ServeCommand: AsyncParsableCommand {
             .value("max-connections"), .value("max-fills"), .value("request-head-timeout"), .value("idle-timeout"),
             .value("send-timeout"),
             .repeated("cors-origin"), .value("admin-token"), .value("node-name"), .value("fleet-url"),
-            .value("fleet-token"), .value("parent"), .value("cmcd-prefetch"), .value("cmcd-prefetch-max-buffer"),
+            .value("fleet-token"), .value("parent"), .value("parent-ca"), .value("cmcd-prefetch"),
+            .value("cmcd-prefetch-max-buffer"),
             .value("cmsd"), .flag("cmcd-to-origin"), .value("tls-certificate"), .value("tls-key"), .value("tls-port"),
+            .value("http2-max-streams"),
         ]
 
     /// ``environmentOptions`` less the variables of options `arguments` give under another name: an old spelling on
@@ -61,6 +63,9 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(help: "Port to listen on for HTTPS, with --tls-certificate and --tls-key.")
     var tlsPort = 8443
+
+    @Option(help: "The most HTTP/2 streams a client may have open at once on one connection (1 to 10000).")
+    var http2MaxStreams = 100
 
     @OptionGroup(title: "Cache and origins")
     var shared: OriginOptions
@@ -186,6 +191,13 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Shield tier: a parent hlscache's base URL that every origin fetch goes through.")
     var parent: String?
 
+    @Option(
+        help: """
+            With an https --parent: a PEM file of the CA that signed the parent's certificate (a private CA). \
+            Without it, the system's CAs verify the parent.
+            """)
+    var parentCa: String?
+
     @Option(help: "on: a player's CMCD next-object request (nor) queues that object's fill; off: it does not.")
     var cmcdPrefetch = "on"
 
@@ -216,6 +228,10 @@ struct ServeCommand: AsyncParsableCommand {
             }
             configuration.port = number
         }
+        guard (1...10_000).contains(http2MaxStreams) else {
+            throw ValidationError("--http2-max-streams must be 1...10000 (got \(http2MaxStreams))")
+        }
+        configuration.http2MaxStreams = http2MaxStreams
         switch (tlsCertificate, tlsKey) {
         case (let certificate?, let key?):
             guard (0...65535).contains(tlsPort) else { throw ValidationError("--tls-port must be 0...65535") }
@@ -314,6 +330,18 @@ struct ServeCommand: AsyncParsableCommand {
                 guard !(port == Int(self.port) && selves.contains(tier.host)) else {
                     throw ValidationError("--parent \(parent) is this node itself: a node cannot be its own parent")
                 }
+                configuration.fill.parent = tier
+            }
+            if let parentCa {
+                guard var tier = configuration.fill.parent, tier.base.lowercased().hasPrefix("https://") else {
+                    throw ValidationError(
+                        "--parent-ca goes with an https --parent: it verifies the parent's certificate")
+                }
+                let pem = (try? String(contentsOfFile: parentCa, encoding: .utf8)) ?? ""
+                guard pem.contains("-----BEGIN CERTIFICATE-----") else {
+                    throw ValidationError("--parent-ca \(parentCa) is not a readable PEM certificate file")
+                }
+                tier.certificateAuthority = parentCa
                 configuration.fill.parent = tier
             }
         } catch let error as FleetConfigurationError {

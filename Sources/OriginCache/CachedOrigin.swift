@@ -45,7 +45,11 @@ public final class CachedOrigin: Sendable {
         clientConfiguration.maxBodyBytes = configuration.maxObjectBytes
         clientConfiguration.apply(configuration.originAccess)
         // The origins' headers are for the origins: through a parent, the parent's own --origin-header apply.
-        if configuration.parent != nil { clientConfiguration.originHeaders = [] }
+        if let parent = configuration.parent {
+            clientConfiguration.originHeaders = []
+            // The parent's certificate is verified against its CA, when one is given (the only host fetched from).
+            if let authority = parent.certificateAuthority { clientConfiguration.caBundle = authority }
+        }
         client = try OriginClient(configuration: clientConfiguration)
         // LL-HLS blocking reloads: the origin holds them until the part exists, up to three target durations.
         clientConfiguration.timeouts.firstByte = max(configuration.originTimeout, .seconds(30))

@@ -109,7 +109,7 @@ package struct CMCD: Sendable, Equatable {
     }
 
     /// A key of at most 8 bytes as a number (its bytes, first in the low byte); 0 for a longer or empty one.
-    static func code<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> UInt64 {
+    package static func code<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> UInt64 {
         guard !bytes.isEmpty, bytes.count <= 8 else { return 0 }
         var code: UInt64 = 0
         var shift: UInt64 = 0
@@ -343,25 +343,48 @@ package struct CMCD: Sendable, Equatable {
             return .decimal(negative ? -value : value)
         }
 
-        /// A quoted string: printable ASCII, `\"` and `\\` escapes.
+        /// A quoted string: printable ASCII, `\"` and `\\` escapes. Made from the field's bytes at once when it has no
+        /// escape (every player's `sid` and `nor`): no buffer grown a byte at a time.
         mutating func string() throws(Invalid) -> Value {
             index += 1
-            var output: [UInt8] = []
+            let start = index
+            var escapes = 0
             while let byte = peek {
                 index += 1
                 switch byte {
-                case UInt8(ascii: "\""): return .string(String(decoding: output, as: UTF8.self))
+                case UInt8(ascii: "\""):
+                    let body = UnsafeBufferPointer(rebasing: bytes[start..<(index - 1)])
+                    guard escapes > 0 else { return .string(String(decoding: body, as: UTF8.self)) }
+                    return .string(Self.unescaped(body, count: body.count - escapes))
                 case UInt8(ascii: "\\"):
                     guard let escaped = peek, escaped == UInt8(ascii: "\"") || escaped == UInt8(ascii: "\\") else {
                         throw .syntax(at: index)
                     }
-                    output.append(escaped)
+                    escapes += 1
                     index += 1
-                case 0x20...0x7E: output.append(byte)
+                case 0x20...0x7E: break
                 default: throw .syntax(at: index - 1)
                 }
             }
             throw .syntax(at: index)
+        }
+
+        /// A checked string body without its escapes' backslashes (`count` bytes).
+        private static func unescaped(_ body: UnsafeBufferPointer<UInt8>, count: Int) -> String {
+            String(unsafeUninitializedCapacity: count) { output in
+                var written = 0
+                var escaping = false
+                for byte in body {
+                    if !escaping, byte == UInt8(ascii: "\\") {
+                        escaping = true
+                        continue
+                    }
+                    escaping = false
+                    output[written] = byte
+                    written += 1
+                }
+                return written
+            }
         }
 
         static func isLowercase(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z") }
@@ -395,46 +418,56 @@ package enum CMCDQuery {
     /// A target with none is returned as it is, after one scan of its query's bytes.
     package static func split(_ target: String) -> (target: String, value: Substring?) {
         var target = target
-        // Over the bytes, in place: a player's every request passes here.
-        let found = target.withUTF8 { bytes -> (kept: [UInt8], value: Range<Int>)? in
+        // Over the bytes, in place, the kept target written straight into its string: a player's every request
+        // passes here.
+        let found = target.withUTF8 { bytes -> (kept: String, value: Range<Int>)? in
             guard let question = bytes.firstIndex(of: UInt8(ascii: "?")),
                 mayContainParameter(UnsafeBufferPointer(rebasing: bytes[question...]))
             else { return nil }
-            var kept: [UInt8] = []
-            kept.reserveCapacity(bytes.count)
-            kept.append(contentsOf: bytes[..<question])
             var value: Range<Int>?
-            var keptParameters = 0
-            var start = question + 1
-            while true {
-                var end = start
-                while end < bytes.count, bytes[end] != UInt8(ascii: "&") { end += 1 }
-                let length = end - start
-                if length >= 4, bytes[start] == UInt8(ascii: "C"), bytes[start + 1] == UInt8(ascii: "M"),
-                    bytes[start + 2] == UInt8(ascii: "C"), bytes[start + 3] == UInt8(ascii: "D"),
-                    length == 4 || bytes[start + 4] == UInt8(ascii: "=")
-                {
-                    value = (length == 4 ? end : start + 5)..<end
-                } else {
-                    kept.append(keptParameters == 0 ? UInt8(ascii: "?") : UInt8(ascii: "&"))
-                    kept.append(contentsOf: bytes[start..<end])
-                    keptParameters += 1
+            let kept = String(unsafeUninitializedCapacity: bytes.count) { output in
+                var count = 0
+                func append(_ range: Range<Int>) {
+                    guard !range.isEmpty, let from = bytes.baseAddress, let to = output.baseAddress else { return }
+                    (to + count).update(from: from + range.lowerBound, count: range.count)
+                    count += range.count
                 }
-                guard end < bytes.count else { break }
-                start = end + 1
+                append(0..<question)
+                var keptParameters = 0
+                var start = question + 1
+                while true {
+                    var end = start
+                    while end < bytes.count, bytes[end] != UInt8(ascii: "&") { end += 1 }
+                    let length = end - start
+                    if length >= 4, bytes[start] == UInt8(ascii: "C"), bytes[start + 1] == UInt8(ascii: "M"),
+                        bytes[start + 2] == UInt8(ascii: "C"), bytes[start + 3] == UInt8(ascii: "D"),
+                        length == 4 || bytes[start + 4] == UInt8(ascii: "=")
+                    {
+                        value = (length == 4 ? end : start + 5)..<end
+                    } else {
+                        output[count] = keptParameters == 0 ? UInt8(ascii: "?") : UInt8(ascii: "&")
+                        count += 1
+                        append(start..<end)
+                        keptParameters += 1
+                    }
+                    guard end < bytes.count else { break }
+                    start = end + 1
+                }
+                // Nothing but empty parameters left (`?CMCD=…&`): no query, as the player's URL without CMCD had
+                // none.
+                if output[question..<count].allSatisfy({ $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "&") }) {
+                    count = question
+                }
+                return count
             }
             guard let value else { return nil }
-            // Nothing but empty parameters left (`?CMCD=…&`): no query, as the player's URL without CMCD had none.
-            if kept[question...].allSatisfy({ $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "&") }) {
-                kept.removeLast(kept.count - question)
-            }
             return (kept, value)
         }
         guard let found else { return (target, nil) }
         let utf8 = target.utf8
         let lower = utf8.index(utf8.startIndex, offsetBy: found.value.lowerBound)
         let upper = utf8.index(utf8.startIndex, offsetBy: found.value.upperBound)
-        return (String(decoding: found.kept, as: UTF8.self), target[lower..<upper])
+        return (found.kept, target[lower..<upper])
     }
 
     /// Whether `CMCD` occurs in the bytes: without it, nothing to take out.

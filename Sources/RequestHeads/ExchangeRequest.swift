@@ -27,6 +27,8 @@ package struct ExchangeRequest: Equatable {
     package var closes: Bool
     /// Whether the request is HTTP/1.0: its answer says so, and a body of unknown length ends with the connection.
     package var isHTTP10 = false
+    /// Whether the request is an HTTP/2 stream.
+    package var isHTTP2 = false
     /// The player's CMCD (CTA-5004), taken out of ``target`` (the `CMCD` query parameter) or read from the `CMCD-*`
     /// headers; the query's when both.
     package var cmcd: CMCDReport?
@@ -49,6 +51,9 @@ package struct ExchangeRequest: Equatable {
         self.isHTTP10 = isHTTP10
         self.cmcd = cmcd
     }
+
+    /// The protocol the request came in, as the access log and the request metrics name it.
+    package var wireProtocol: WireProtocol { isHTTP2 ? .h2 : isHTTP10 ? .http10 : .http11 }
 
     /// The request the decoder read as `head`, when it is an ordinary one (see ``DecodedHead``).
     package init?(_ head: HTTPRequestHead) {
@@ -103,5 +108,21 @@ package enum DecodedHead: Equatable {
         let authority = target.index(colon, offsetBy: 3)
         guard let path = target[authority...].firstIndex(where: { $0 == "/" || $0 == "?" }) else { return "/" }
         return target[path] == "?" ? "/" + target[path...] : String(target[path...])
+    }
+}
+
+/// The HTTP version a request came in: the access log's `proto` and `hlscache_requests_total{protocol}`.
+package enum WireProtocol: String, Sendable, CaseIterable {
+    case http10 = "http/1.0"
+    case http11 = "http/1.1"
+    case h2
+
+    /// Its place in ``allCases``.
+    package var index: Int {
+        switch self {
+        case .http10: 0
+        case .http11: 1
+        case .h2: 2
+        }
     }
 }

@@ -32,6 +32,7 @@ extension DecodedHead {
         var request = taken.requestWithAnyHosts(method: HTTPRequest.Method(method) ?? .get, target: path)
         // A stream closes by itself; the connection goes on.
         request.closes = false
+        request.isHTTP2 = true
         self = .request(request)
     }
 }

@@ -35,7 +35,8 @@ struct AccessLogTests {
             #expect(fields[6].hasPrefix("ms="))
             #expect(
                 Array(fields.dropFirst(7)) == [
-                    #"path="/o/http/127.0.0.1:\#(origin.port)/fmp4/seg1.m4s?token=***""#, "status=200",
+                    #"path="/o/http/127.0.0.1:\#(origin.port)/fmp4/seg1.m4s?token=***""#, "proto=http/1.1",
+                    "status=200",
                 ])
         }
         await server.stop()

@@ -36,7 +36,8 @@ struct HTTP2Tests {
             #expect(nghttp.status == 0, "\(nghttp.errors)")
             #expect(nghttp.output.components(separatedBy: " 200 ").count >= 1, "\(nghttp.output)")
             let log = try await server.settledLog()
-            #expect(log.contains("path=/o/http/127.0.0.1:\(origin.port)/ts-multivariant/hi/index.m3u8 status=200"))
+            #expect(
+                log.contains("path=/o/http/127.0.0.1:\(origin.port)/ts-multivariant/hi/index.m3u8 proto=h2 status=200"))
         }
     }
 

@@ -172,6 +172,27 @@ struct TLSTests {
             }
         }
     }
+    @Test("an https parent: the edge verifies its certificate with --parent-ca, and without that CA refuses it")
+    func httpsParent() async throws {
+        try await Self.withTLSServer(arguments: ["--node-name", "shield"]) { parent, origin, certificates in
+            let base = parent.secureURL("/")
+            let edge = try await InProcessServer.start(arguments: [
+                "--parent", base, "--parent-ca", certificates.caPath, "--node-name", "edge1",
+            ])
+            let miss = try await TestHTTP.get(edge.proxied(origin.url("/ts-multivariant/hi/seg1.ts")))
+            #expect(miss.status == 200 && miss.header("x-cache-parent") == "MISS", "\(miss.status) \(miss.text)")
+            #expect(miss.body == origin.file(for: "/ts-multivariant/hi/seg1.ts"))
+            await edge.stop()
+            // The system's CAs do not know the test's: the parent is not trusted, and nothing is fetched around it.
+            let untrusting = try await InProcessServer.start(arguments: ["--parent", base, "--node-name", "edge2"])
+            let refused = try await TestHTTP.get(untrusting.proxied(origin.url("/ts-multivariant/hi/seg2.ts")))
+            #expect(refused.status == 502, "\(refused.status)")
+            #expect(origin.count("/ts-multivariant/hi/seg2.ts") == 0)
+            let log = try await untrusting.settledLog()
+            #expect(log.lowercased().contains("certificate"), "\(log.suffix(2000))")
+            await untrusting.stop()
+        }
+    }
 }
 
 /// HTTPS clients that stop reading: what they cost, and the stop they do not hold up.

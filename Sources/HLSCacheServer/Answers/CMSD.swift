@@ -58,22 +58,25 @@ struct CMSD: Sendable {
     }
 
     /// The `CMSD-Dynamic` line (CRLF included) for a connection whose kernel measures `deliveryRate` bytes per second
-    /// and a smoothed round trip of `roundTrip` microseconds; a figure the kernel has not measured yet (0) is left out.
+    /// and a smoothed round trip of `roundTrip` microseconds (HTTP/1's answers write it as bytes).
     func dynamicLine(deliveryRate: UInt64, roundTrip: UInt32) -> ByteBuffer {
         var line = ByteBuffer()
         line.writeString(Self.dynamicName.rawName)
         line.writeStaticString(": ")
-        line.writeString(node)
-        if deliveryRate > 0 {
-            line.writeStaticString(";etp=")
-            line.writeString(String(deliveryRate.multipliedReportingOverflow(by: 8).partialValue / 1000))
-        }
-        if roundTrip > 0 {
-            line.writeStaticString(";rtt=")
-            line.writeString(String((roundTrip + 500) / 1000))
-        }
+        line.writeString(dynamicValue(deliveryRate: deliveryRate, roundTrip: roundTrip))
         line.writeStaticString("\r\n")
         return line
+    }
+
+    /// The `CMSD-Dynamic` value: `n`, with `etp` (kbit/s) and `rtt` (ms); a figure the kernel has not measured yet (0)
+    /// is left out.
+    func dynamicValue(deliveryRate: UInt64, roundTrip: UInt32) -> String {
+        var value = node
+        if deliveryRate > 0 {
+            value += ";etp=" + String(deliveryRate.multipliedReportingOverflow(by: 8).partialValue / 1000)
+        }
+        if roundTrip > 0 { value += ";rtt=" + String((roundTrip + 500) / 1000) }
+        return value
     }
 }
 

@@ -13,6 +13,10 @@ public struct ServerConfiguration: Sendable {
     public var servesCleartext = true
     /// HTTPS beside cleartext (`--tls-certificate`, `--tls-key`, `--tls-port`); `nil`: none.
     public var tls: TLSSettings?
+    /// The most HTTP/2 streams a client may have open at once on one connection (`--http2-max-streams`, RFC 9113's
+    /// `SETTINGS_MAX_CONCURRENT_STREAMS`): 100 by default, as nginx; an LL-HLS client holding a blocking reload per
+    /// rendition and part may need more.
+    public var http2MaxStreams = 100
 
     /// Where the server's certificate and key are, and the port HTTPS is served on.
     public struct TLSSettings: Sendable, Equatable {

@@ -81,10 +81,39 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
     ///   - counter: the server's open-connection count.
     ///   - timeouts: the request-head, idle and send timeouts.
     ///   - components: the server's components, for the connection's front (and its counters).
-    init(counter: ConnectionCounter, timeouts: ConnectionTimeouts, components: ServerComponents) {
+    ///   - acceptsHTTP2Preface: whether a connection that opens with HTTP/2's preface is served as HTTP/2
+    ///     (``switchToHTTP2(with:)``): in cleartext, where it is how a client says it knows (`h2c`); over TLS, ALPN
+    ///     decides.
+    init(
+        counter: ConnectionCounter, timeouts: ConnectionTimeouts, components: ServerComponents,
+        acceptsHTTP2Preface: Bool = false
+    ) {
         self.counter = counter
         self.timeouts = timeouts
         self.components = components
+        self.acceptsHTTP2Preface = acceptsHTTP2Preface
+    }
+
+    /// Whether a connection that opens with HTTP/2's preface is served as HTTP/2.
+    let acceptsHTTP2Preface: Bool
+
+    /// The connection opened with HTTP/2's preface (`bytes`, with whatever followed it): the front and this guard
+    /// leave the pipeline, HTTP/2's handlers (``HTTP2Pipeline``) take it over with those bytes, and reads go back to
+    /// `autoRead`. Only the guard's pipeline is cleartext's, with nothing in front of the guard.
+    func switchToHTTP2(with bytes: ByteBuffer) {
+        guard acceptsHTTP2Preface, !hasDecoder, let context else { return }
+        let channel = context.channel
+        let operations = channel.pipeline.syncOperations
+        do {
+            let front = try operations.context(handlerType: ConnectionFront.self)
+            operations.removeHandler(context: front, promise: nil)
+            operations.removeHandler(context: context, promise: nil)
+            try HTTP2Pipeline.install(on: channel, components: components, counter: counter, idle: timeouts.idle)
+            try channel.syncOptions?.setOption(ChannelOptions.autoRead, value: true)
+            operations.fireChannelRead(NIOAny(bytes))
+        } catch {
+            channel.close(promise: nil)
+        }
     }
 
     /// The connection's write-buffer water marks: an answer of up to 256 KiB (a playlist, a segment part, a

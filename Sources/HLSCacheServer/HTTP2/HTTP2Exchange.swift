@@ -13,7 +13,7 @@ import SegmentCache
 /// window takes more). A stream the client resets ends its writer; the fill goes on for the cache.
 ///
 /// A request body (a purge's form) is read up to ``maxBodyBytes``.
-final class HTTP2Exchange: ChannelInboundHandler {
+final class HTTP2Exchange: ChannelInboundHandler, ParkingHandler {
     typealias InboundIn = HTTP2Frame.FramePayload
     typealias OutboundOut = HTTP2Frame.FramePayload
 
@@ -24,6 +24,10 @@ final class HTTP2Exchange: ChannelInboundHandler {
     private var head: HPACKHeaders?
     private var body: ByteBuffer?
     private var started = false
+    /// The LL-HLS blocking reload parked on this stream, if it is (``park(_:_:context:)``).
+    private var parked: ParkedRequest?
+    /// The parking's numbering and its rendering wait (one parking per stream, as per HTTP/1 connection).
+    private var parking = ReloadParking()
 
     init(components: ServerComponents) {
         self.components = components
@@ -68,6 +72,7 @@ final class HTTP2Exchange: ChannelInboundHandler {
             send(answer, context: context)
             return
         }
+        if park(request, remembered.resolution, context: context) { return }
         let record = Answer.record(of: request, originURL: nil, components: components)
         switch Answer.route(request, resolution: remembered.resolution, record: record, components: components) {
         case .now(let answer):
@@ -89,6 +94,51 @@ final class HTTP2Exchange: ChannelInboundHandler {
             if verdict != nil { components.metrics.frontMiss() }
             plan(context: context) { components in
                 await Answer.origin(resolved, record: record, components: components, verdict: verdict)
+            }
+        }
+    }
+
+    /// Parks an LL-HLS blocking reload whose fill is in flight, as ``ConnectionFront`` does: the stream waits with no
+    /// task of its own (a thousand on one connection are a thousand waiters of the fill), and its answer once the fill
+    /// ends is a hit; planned when the fill's end brings none.
+    /// - Returns: `false`: not such a request, or no fill of it in flight (the caller plans it).
+    private func park(
+        _ request: ExchangeRequest, _ resolution: RequestResolution, context: ChannelHandlerContext
+    ) -> Bool {
+        guard case .origin(let object) = resolution,
+            let resolved = Answer.fillToStart(
+                for: request, resolved: object.passingCMCD(of: request, components: components)),
+            Answer.mayPark(request),
+            parking.park(resolved.key, for: self, context: context, components: components)
+        else { return false }
+        parked = ParkedRequest(request: request, resolved: resolved, since: .now)
+        components.metrics.parkedRequest()
+        return true
+    }
+
+    /// The fill the parked request waited for has ended: its hit is written now; anything else is planned.
+    func fillEnded(parking number: Int, batch: WakeBatch, context: ChannelHandlerContext) {
+        guard number == parking.number, let parked else { return }
+        guard context.channel.isActive else {
+            // The client reset the stream meanwhile: nothing to answer.
+            self.parked = nil
+            return
+        }
+        switch parking.fillEnded(
+            parked.request, resolved: parked.resolved, since: parked.since, batch: batch, for: self, context: context,
+            components: components)
+        {
+        case .waiting:
+            return
+        case .answer(let answer):
+            self.parked = nil
+            send(answer, context: context)
+        case .handOn:
+            self.parked = nil
+            let record = Answer.record(of: parked.request, originURL: nil, start: parked.since, components: components)
+            let resolved = parked.resolved
+            plan(context: context) { components in
+                await Answer.origin(resolved, record: record, components: components)
             }
         }
     }
@@ -117,12 +167,19 @@ final class HTTP2Exchange: ChannelInboundHandler {
         }
     }
 
-    /// The `HEADERS` of `answer`: its status, its fields (names in lowercase, as HTTP/2 wants them), `date`, `server`.
-    private static func headers(of answer: Answer) -> HPACKHeaders {
+    /// The `HEADERS` of `answer`: its status, its fields (names in lowercase, as HTTP/2 wants them), the connection's
+    /// `CMSD-Dynamic` (what the kernel measures for the connection's socket, as for an HTTP/1 answer), `date`,
+    /// `server`.
+    private func headers(of answer: Answer, context: ChannelHandlerContext) -> HPACKHeaders {
         var headers = HPACKHeaders()
         headers.reserveCapacity(16)
         headers.add(name: ":status", value: String(answer.status.code))
         for field in answer.headers { headers.add(name: field.name.canonicalName, value: field.value) }
+        if let cmsd = components.cmsd, let socket = context.channel.parent, let info = KernelTCPInfo.measure(socket) {
+            headers.add(
+                name: "cmsd-dynamic",
+                value: cmsd.dynamicValue(deliveryRate: info.deliveryRate, roundTrip: info.roundTrip))
+        }
         ServerFields.forEach { name, value in headers.add(name: name.lowercased(), value: value) }
         return headers
     }
@@ -139,7 +196,7 @@ final class HTTP2Exchange: ChannelInboundHandler {
             }
             return
         }
-        let headers = Self.headers(of: answer)
+        let headers = headers(of: answer, context: context)
         let written = context.eventLoop.makePromise(of: Void.self)
         if let data = body.data {
             context.write(wrapOutboundOut(.headers(.init(headers: headers))), promise: nil)
@@ -168,7 +225,8 @@ final class HTTP2Exchange: ChannelInboundHandler {
             send(answer, context: context)
             return
         }
-        context.writeAndFlush(wrapOutboundOut(.headers(.init(headers: Self.headers(of: answer)))), promise: nil)
+        context.writeAndFlush(
+            wrapOutboundOut(.headers(.init(headers: headers(of: answer, context: context)))), promise: nil)
         var sent: Int64 = 0
         do {
             var chunks = body.makeAsyncIterator()

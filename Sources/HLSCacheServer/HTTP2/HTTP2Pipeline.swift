@@ -7,14 +7,12 @@ import Synchronization
 /// the connection and closes it when idle.
 ///
 /// The limits (RFC 9113 and the attacks on it):
-/// - at most ``maxConcurrentStreams`` streams open at once (`SETTINGS_MAX_CONCURRENT_STREAMS`);
+/// - at most `--http2-max-streams` streams open at once (`SETTINGS_MAX_CONCURRENT_STREAMS`, 100 by default);
 /// - a header list of at most ``maxHeaderListSize`` bytes (`SETTINGS_MAX_HEADER_LIST_SIZE`), an HPACK table of 4 KiB;
 /// - the rapid-reset flood (CVE-2023-44487): past 200 streams reset by the client in 30 s, the connection is closed;
 /// - CONTINUATION floods (CVE-2024-27316): past swift-nio-http2's limit of sequential CONTINUATION frames, closed;
 /// - control-frame floods (PING, SETTINGS) and empty DATA frames: swift-nio-http2's own limits.
 enum HTTP2Pipeline {
-    /// Streams open at once on one connection.
-    static let maxConcurrentStreams = 100
     /// The largest header list a client may send, in bytes.
     static let maxHeaderListSize = 16 << 10
 
@@ -24,7 +22,7 @@ enum HTTP2Pipeline {
     ) throws {
         var connection = NIOHTTP2Handler.ConnectionConfiguration()
         connection.initialSettings = [
-            HTTP2Setting(parameter: .maxConcurrentStreams, value: maxConcurrentStreams),
+            HTTP2Setting(parameter: .maxConcurrentStreams, value: components.configuration.http2MaxStreams),
             HTTP2Setting(parameter: .maxHeaderListSize, value: maxHeaderListSize),
             HTTP2Setting(parameter: .headerTableSize, value: 4096),
             HTTP2Setting(parameter: .initialWindowSize, value: 1 << 20),

@@ -43,6 +43,9 @@ final class ConnectionFront: ChannelDuplexHandler, RemovableChannelHandler, Roun
     var planTask: Task<Void, Never>?
     /// Whether ``unread`` is the start of a head (not complete requests waiting).
     private var unreadIsPartialHead = false
+    /// Whether the connection's first bytes are still to be told apart from HTTP/2's preface (``HTTP2Preface``), on a
+    /// connection that takes it (``ConnectionGuard/acceptsHTTP2Preface``).
+    private lazy var awaitsPreface = connection.acceptsHTTP2Preface
     /// Whether a flush is asked for at the end of the event loop's round (``EventLoopFlushes``).
     var flushAsked = false
     /// `TCP_CORK` while a head waits in the channel for the file region behind it, until the flush.
@@ -94,6 +97,19 @@ final class ConnectionFront: ChannelDuplexHandler, RemovableChannelHandler, Roun
                 {
                     self.unread = bytes
                     return
+                }
+            }
+            if awaitsPreface {
+                switch HTTP2Preface.match(bytes) {
+                case .partial:
+                    unread = bytes
+                    return
+                case .whole:
+                    awaitsPreface = false
+                    connection.switchToHTTP2(with: bytes)
+                    return
+                case .none:
+                    awaitsPreface = false
                 }
             }
             readRequests(&bytes, context: context)

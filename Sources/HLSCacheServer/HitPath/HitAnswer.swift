@@ -142,7 +142,7 @@ extension Answer {
             method: request.method.rawValue, path: request.target, id: components.observability.nextRequestID(),
             start: start, originURL: originURL,
             cors: components.configuration.cors.grant(requestOrigin: request.origin),
-            cmcd: try? request.cmcd?.data.get())
+            cmcd: try? request.cmcd?.data.get(), wireProtocol: request.wireProtocol)
     }
 }
 

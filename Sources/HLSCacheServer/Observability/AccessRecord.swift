@@ -23,6 +23,8 @@ struct AccessRecord: Sendable {
     /// What the player reported with CMCD, when it could be read: its session, bitrate, buffer and starvation are
     /// logged (`cmcd_sid`, `cmcd_br`, `cmcd_bl`, `cmcd_bs`, each when present).
     var cmcd: CMCD?
+    /// The HTTP version it came in (`proto`).
+    var wireProtocol: WireProtocol = .http11
 
     /// The CMCD fields of the access log, in key order: the member's value as text (a string's without quotes).
     var cmcdFields: [(key: String, value: String)] {
@@ -50,6 +52,7 @@ struct AccessRecord: Sendable {
             ("method", method),
             ("ms", String(tenths / 10) + "." + String(tenths % 10)),
             ("path", path),
+            ("proto", wireProtocol.rawValue),
             ("status", String(status)),
         ]
     }
@@ -85,6 +88,8 @@ struct AccessRecord: Sendable {
         line.appendDecimal(tenths % 10)
         line.append(contentsOf: " path=".utf8)
         LineLogHandler.appendRedactedTextValue(path, to: &line)
+        line.append(contentsOf: " proto=".utf8)
+        line.append(contentsOf: wireProtocol.rawValue.utf8)
         line.append(contentsOf: " status=".utf8)
         line.appendDecimal(status)
         line.append(UInt8(ascii: "\n"))
@@ -101,7 +106,8 @@ struct AccessRecord: Sendable {
         status: Int, bytes: Int64, result: CacheResult, aborted: (any Error)?, components: ServerComponents
     ) {
         let elapsed = ContinuousClock.now - start
-        components.metrics.request(kind: kind, result: aborted == nil ? result : .error, duration: elapsed)
+        components.metrics.request(
+            kind: kind, result: aborted == nil ? result : .error, protocol: wireProtocol, duration: elapsed)
         if bytes > 0 {
             components.metrics.served(bytes: bytes)
             if let stream { components.observability.activity.record(stream: stream, bytes: bytes, cmcd: cmcd) }

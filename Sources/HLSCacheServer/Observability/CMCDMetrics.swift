@@ -74,8 +74,9 @@ final class CMCDMetrics: Sendable {
             return
         }
         let labels = (
-            Self.label(cmcd.token("ot"), in: Self.objectTypes), Self.label(cmcd.token("sf"), in: Self.formats),
-            Self.label(cmcd.token("st"), in: Self.streamTypes)
+            Self.label(cmcd.value("ot"), in: Self.objectTypes, codes: Self.objectTypeCodes),
+            Self.label(cmcd.value("sf"), in: Self.formats, codes: Self.formatCodes),
+            Self.label(cmcd.value("st"), in: Self.streamTypes, codes: Self.streamTypeCodes)
         )
         let index =
             (labels.0.index * (Self.formats.count + 2) + labels.1.index) * (Self.streamTypes.count + 2) + labels.2.index
@@ -109,12 +110,21 @@ final class CMCDMetrics: Sendable {
         sessionsGauge.record(sessions.estimate(at: now))
     }
 
-    /// The label of a value, and its place: a known value's in `known`, then `other`, then `none` (absent).
-    private static func label(_ value: String?, in known: [String]) -> (name: String, index: Int) {
+    /// The label of a token value, and its place: a known value's in `known`, then `other` (another value, or not
+    /// a token), then `none` (absent). Told apart by their bytes as numbers (``CMCD/code(_:)``): no string compared.
+    private static func label(
+        _ value: CMCD.Value?, in known: [String], codes: [UInt64]
+    ) -> (name: String, index: Int) {
         guard let value else { return ("none", known.count + 1) }
-        guard let index = known.firstIndex(of: value) else { return ("other", known.count) }
-        return (value, index)
+        guard case .token(let token) = value, case let code = CMCD.code(token.utf8), code != 0,
+            let index = codes.firstIndex(of: code)
+        else { return ("other", known.count) }
+        return (known[index], index)
     }
+
+    private static let objectTypeCodes = objectTypes.map { CMCD.code($0.utf8) }
+    private static let formatCodes = formats.map { CMCD.code($0.utf8) }
+    private static let streamTypeCodes = streamTypes.map { CMCD.code($0.utf8) }
 }
 
 /// How many distinct session ids were seen in the last 60 s, counted in fixed memory (linear counting over two

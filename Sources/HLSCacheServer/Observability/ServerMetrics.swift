@@ -2,6 +2,7 @@ import CoreMetrics
 import Foundation
 import OriginCache
 import Prometheus
+import RequestHeads
 import SegmentCache
 import Synchronization
 
@@ -10,7 +11,8 @@ import Synchronization
 final class ServerMetrics: Sendable {
     private let registry = PrometheusCollectorRegistry()
     private let factory: PrometheusMetricsFactory
-    /// `hlscache_requests_total{kind,cache}`, at `kind.index * CacheResult.allCases.count + result.index`.
+    /// `hlscache_requests_total{kind,cache,protocol}`, at
+    /// `(kind.index * CacheResult.allCases.count + result.index) * WireProtocol.allCases.count + protocol.index`.
     private let requests: [CoreMetrics.Counter]
     private let originRequests = Mutex<[String: CoreMetrics.Counter]>([:])
     /// `hlscache_origin_bytes_total`: body bytes received from origins.
@@ -69,12 +71,16 @@ final class ServerMetrics: Sendable {
         var requests: [CoreMetrics.Counter] = []
         for kind in RequestKind.allCases {
             for result in CacheResult.allCases {
-                precondition(requests.count == kind.index * CacheResult.allCases.count + result.index)
-                requests.append(
-                    CoreMetrics.Counter(
-                        label: "hlscache_requests_total",
-                        dimensions: [("kind", kind.rawValue), ("cache", result.rawValue)],
-                        factory: factory))
+                for wire in WireProtocol.allCases {
+                    precondition(requests.count == Self.requestIndex(kind, result, wire))
+                    requests.append(
+                        CoreMetrics.Counter(
+                            label: "hlscache_requests_total",
+                            dimensions: [
+                                ("kind", kind.rawValue), ("cache", result.rawValue), ("protocol", wire.rawValue),
+                            ],
+                            factory: factory))
+                }
             }
         }
         self.requests = requests
@@ -125,10 +131,15 @@ final class ServerMetrics: Sendable {
     /// Body bytes sent to clients since start.
     var servedBytesTotal: Int64 { servedTotal.load(ordering: .relaxed) }
 
-    /// Counts a client request by kind and cache result, with its duration.
-    func request(kind: RequestKind, result: CacheResult, duration: Duration) {
-        requests[kind.index * CacheResult.allCases.count + result.index].increment()
+    /// Counts a client request by kind, cache result and protocol, with its duration.
+    func request(kind: RequestKind, result: CacheResult, protocol wire: WireProtocol, duration: Duration) {
+        requests[Self.requestIndex(kind, result, wire)].increment()
         requestDuration.recordNanoseconds(Int64(duration.seconds * 1e9))
+    }
+
+    /// The place of `hlscache_requests_total{kind,cache,protocol}` in ``requests``.
+    private static func requestIndex(_ kind: RequestKind, _ result: CacheResult, _ wire: WireProtocol) -> Int {
+        (kind.index * CacheResult.allCases.count + result.index) * WireProtocol.allCases.count + wire.index
     }
 
     /// Counts a hit answered on the event loop (`hlscache_event_loop_hits_total`), by how its body was sent.

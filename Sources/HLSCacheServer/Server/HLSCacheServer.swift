@@ -73,7 +73,9 @@ public struct HLSCacheServer: Sendable {
                     connections: ConnectionTasks(),
                     initializeConnection: { channel in
                         try channel.pipeline.syncOperations.addHandler(
-                            ConnectionGuard(counter: connections, timeouts: timeouts, components: components))
+                            ConnectionGuard(
+                                counter: connections, timeouts: timeouts, components: components,
+                                acceptsHTTP2Preface: true))
                     },
                     host: configuration.host, port: configuration.port, backlog: 1024,
                     // Past the cap, stop accepting (the kernel's backlog holds the rest); the guard's own, slightly

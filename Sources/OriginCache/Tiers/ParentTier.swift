@@ -18,10 +18,13 @@ public struct ParentTier: Sendable, Equatable {
     /// The parent's own name, once learned (its `/healthz` says it): a request that came through the parent is a
     /// loop, refused at once even when the fill it would join is the one waiting on the parent.
     public let identity = ParentIdentity()
+    /// A PEM file of the certificate authority that signed an `https` parent's certificate (`--parent-ca`: a private
+    /// CA); `nil`: the system's authorities. The parent's certificate is verified either way.
+    public var certificateAuthority: String?
 
     /// Tiers are equal when they send the same node's requests to the same parent.
     public static func == (lhs: ParentTier, rhs: ParentTier) -> Bool {
-        lhs.base == rhs.base && lhs.nodeName == rhs.nodeName
+        lhs.base == rhs.base && lhs.nodeName == rhs.nodeName && lhs.certificateAuthority == rhs.certificateAuthority
     }
 
     /// A parent at `url`.

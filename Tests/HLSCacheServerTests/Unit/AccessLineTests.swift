@@ -27,7 +27,7 @@ struct AccessLineTests {
         #expect(
             direct
                 == #"T info request bytes=1234 cache=HIT id=ab12-7 method=GET ms=0.5 "#
-                + #"path="/o/https/cdn.example/live/seg 1.ts?token=***&q=\"a\"" status=200"#)
+                + #"path="/o/https/cdn.example/live/seg 1.ts?token=***&q=\"a\"" proto=http/1.1 status=200"#)
     }
 
     @Test(

@@ -43,6 +43,17 @@ struct CMCDParserTests {
         #expect(cmcd.token("ot") == "av")
     }
 
+    @Test("strings: escapes of quotes and backslashes taken out, an empty one, long ones as written")
+    func strings() throws {
+        let long = String(repeating: "0123456789", count: 30)
+        let cmcd = try CMCD(
+            headers: #"cid="a\\b\"c\\", sid="", nor="\#(long)", v=1"#)
+        #expect(cmcd.string("cid") == #"a\b"c\"#)
+        #expect(cmcd.string("sid") == "")
+        #expect(cmcd.string("nor") == long)
+        #expect(cmcd.integer("v") == 1)
+    }
+
     @Test(
         "what is not a CMCD dictionary within the limits is invalid, never a trap",
         arguments: [
