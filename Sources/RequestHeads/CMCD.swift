@@ -20,10 +20,23 @@ package struct CMCD: Sendable, Equatable {
 
     /// A dictionary member.
     package struct Member: Sendable, Equatable {
-        package var key: String
         package var value: Value
         /// The key's bytes as a number, for a key of at most 8 bytes (every key CTA-5004 defines); 0 for a longer one.
-        var code: UInt64 = 0
+        var code: UInt64
+        /// A longer key (no number holds it).
+        var longKey: String?
+
+        /// The key.
+        package var key: String {
+            if let longKey { return longKey }
+            var bytes: [UInt8] = []
+            var code = code
+            while code != 0 {
+                bytes.append(UInt8(truncatingIfNeeded: code))
+                code >>= 8
+            }
+            return String(decoding: bytes, as: UTF8.self)
+        }
     }
 
     /// Why a CMCD field was ignored.
@@ -45,6 +58,9 @@ package struct CMCD: Sendable, Equatable {
 
     /// The members, in order.
     package private(set) var members: [Member] = []
+    /// A bit for each member's key number (``bit(_:)``): a key whose bit is clear is absent, with no search of the
+    /// members (a player's request looks up a dozen keys, several of them absent).
+    private var present: UInt64 = 0
 
     /// No member.
     package init() {}
@@ -94,9 +110,9 @@ package struct CMCD: Sendable, Equatable {
     package subscript(key: String) -> Value? {
         // By number: a player's every request looks up a dozen keys, and a string comparison of two that differ takes
         // the slow path.
-        let code = Self.code(key.utf8)
-        if code != 0 { return members.first { $0.code == code }?.value }
-        return members.first { $0.key == key }?.value
+        let code = Self.code(of: key)
+        if code != 0 { return member(code: code) }
+        return members.first { $0.longKey == key }?.value
     }
 
     /// The value of `key` (a literal: its number is made from its bytes, with no string), if present.
@@ -105,11 +121,23 @@ package struct CMCD: Sendable, Equatable {
             key.hasPointerRepresentation
             ? Self.code(UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount)) : 0
         guard code != 0 else { return self[key.description] }
-        return members.first { $0.code == code }?.value
+        return member(code: code)
+    }
+
+    /// One of 64 bits for a key number (Fibonacci hashing: keys that share their first letter get different bits).
+    private static func bit(_ code: UInt64) -> UInt64 {
+        1 << ((code &* 0x9E37_79B9_7F4A_7C15) >> 58)
+    }
+
+    /// The value of the member whose key's number is `code` (not 0).
+    private func member(code: UInt64) -> Value? {
+        guard present & Self.bit(code) != 0 else { return nil }
+        for member in members where member.code == code { return member.value }
+        return nil
     }
 
     /// A key of at most 8 bytes as a number (its bytes, first in the low byte); 0 for a longer or empty one.
-    package static func code<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> UInt64 {
+    static func code(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
         guard !bytes.isEmpty, bytes.count <= 8 else { return 0 }
         var code: UInt64 = 0
         var shift: UInt64 = 0
@@ -118,6 +146,13 @@ package struct CMCD: Sendable, Equatable {
             shift += 8
         }
         return code
+    }
+
+    /// ``code(_:)`` of a string's bytes (a key, or a token value).
+    package static func code(of text: String) -> UInt64 {
+        guard text.utf8.count <= 8 else { return 0 }
+        var text = text
+        return text.withUTF8 { code($0) }
     }
 
     /// An integer member (`bl`, `br`, `mtp`, `d`, …), if present as one.
@@ -152,7 +187,7 @@ package struct CMCD: Sendable, Equatable {
         if parser.atEnd { return }
         members.reserveCapacity(12)
         while true {
-            let key = try parser.key()
+            let (code, longKey) = try parser.key()
             let value: Value
             if parser.peek == UInt8(ascii: "=") {
                 parser.index += 1
@@ -161,12 +196,13 @@ package struct CMCD: Sendable, Equatable {
                 value = .boolean(true)
                 try parser.skipParameters()
             }
-            let code = Self.code(key.utf8)
-            guard !members.contains(where: { code != 0 ? $0.code == code : $0.key == key }) else {
-                throw .duplicateKey(key)
+            let member = Member(value: value, code: code, longKey: longKey)
+            guard !members.contains(where: { code != 0 ? $0.code == code : $0.longKey == longKey }) else {
+                throw .duplicateKey(member.key)
             }
             guard members.count < Self.maxKeys else { throw .tooManyKeys }
-            members.append(Member(key: key, value: value, code: code))
+            members.append(member)
+            if code != 0 { present |= Self.bit(code) }
             parser.skipOptionalWhitespace()
             if parser.atEnd { return }
             guard parser.peek == UInt8(ascii: ",") else { throw .syntax(at: parser.index) }
@@ -224,8 +260,9 @@ package struct CMCD: Sendable, Equatable {
             while let byte = peek, byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") { index += 1 }
         }
 
-        /// `( lcalpha / "*" ) *( lcalpha / DIGIT / "_" / "-" / "." / "*" )`
-        mutating func key() throws(Invalid) -> String {
+        /// `( lcalpha / "*" ) *( lcalpha / DIGIT / "_" / "-" / "." / "*" )`: a key of up to 8 bytes as its number
+        /// (no string made), a longer one as a string (and 0).
+        mutating func key() throws(Invalid) -> (code: UInt64, long: String?) {
             let start = index
             guard let first = peek, Self.isLowercase(first) || first == UInt8(ascii: "*") else {
                 throw .syntax(at: index)
@@ -237,7 +274,9 @@ package struct CMCD: Sendable, Equatable {
             {
                 index += 1
             }
-            return String(decoding: bytes[start..<index], as: UTF8.self)
+            let key = UnsafeBufferPointer(rebasing: bytes[start..<index])
+            let code = CMCD.code(key)
+            return (code, code == 0 ? String(decoding: key, as: UTF8.self) : nil)
         }
 
         mutating func itemOrInnerList() throws(Invalid) -> Value {

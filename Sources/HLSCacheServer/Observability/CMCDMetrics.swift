@@ -22,9 +22,15 @@ final class CMCDMetrics: Sendable {
     private let starvation: CoreMetrics.Counter
     private let startup: CoreMetrics.Counter
     private let invalid: CoreMetrics.Counter
-    private let bufferLength: ValueHistogram
-    private let bitrate: ValueHistogram
-    private let throughput: ValueHistogram
+    private let bufferLength = CountingHistogram(
+        name: "hlscache_cmcd_buffer_length_ms", help: "Buffer length players report (CMCD bl), in milliseconds",
+        bounds: [500, 1000, 2000, 4000, 8000, 15000, 30000, 60000])
+    private let bitrate = CountingHistogram(
+        name: "hlscache_cmcd_bitrate_kbps", help: "Encoded bitrate of the objects players ask for (CMCD br), in kbit/s",
+        bounds: [300, 750, 1500, 3000, 6000, 12000, 25000])
+    private let throughput = CountingHistogram(
+        name: "hlscache_cmcd_throughput_kbps", help: "Throughput players measure (CMCD mtp), in kbit/s",
+        bounds: [500, 1000, 2500, 5000, 10000, 25000, 50000, 100000])
     private let sessionsGauge: CoreMetrics.Gauge
     /// In ``CMCDPrefetch/Result/allCases``' order.
     private let prefetches: [CoreMetrics.Counter]
@@ -40,26 +46,11 @@ final class CMCDMetrics: Sendable {
     private static let formats = ["d", "h", "s", "o"]
     private static let streamTypes = ["v", "l"]
 
-    init(registry: PrometheusCollectorRegistry, factory: PrometheusMetricsFactory) {
+    init(factory: PrometheusMetricsFactory) {
         self.factory = factory
         starvation = CoreMetrics.Counter(label: "hlscache_cmcd_buffer_starvation_total", factory: factory)
         startup = CoreMetrics.Counter(label: "hlscache_cmcd_startup_requests_total", factory: factory)
         invalid = CoreMetrics.Counter(label: "hlscache_cmcd_invalid_total", factory: factory)
-        bufferLength = registry.makeValueHistogram(
-            descriptor: MetricNameDescriptor(
-                namespace: "hlscache", subsystem: "cmcd", metricName: "buffer_length", unitName: "ms",
-                helpText: "Buffer length players report (CMCD bl), in milliseconds"),
-            buckets: [500, 1000, 2000, 4000, 8000, 15000, 30000, 60000])
-        bitrate = registry.makeValueHistogram(
-            descriptor: MetricNameDescriptor(
-                namespace: "hlscache", subsystem: "cmcd", metricName: "bitrate", unitName: "kbps",
-                helpText: "Encoded bitrate of the objects players ask for (CMCD br), in kbit/s"),
-            buckets: [300, 750, 1500, 3000, 6000, 12000, 25000])
-        throughput = registry.makeValueHistogram(
-            descriptor: MetricNameDescriptor(
-                namespace: "hlscache", subsystem: "cmcd", metricName: "throughput", unitName: "kbps",
-                helpText: "Throughput players measure (CMCD mtp), in kbit/s"),
-            buckets: [500, 1000, 2500, 5000, 10000, 25000, 50000, 100000])
         sessionsGauge = CoreMetrics.Gauge(label: "hlscache_cmcd_sessions", factory: factory)
         prefetches = CMCDPrefetch.Result.allCases.map { result in
             CoreMetrics.Counter(
@@ -94,9 +85,9 @@ final class CMCDMetrics: Sendable {
             starvations.add(1, ordering: .relaxed)
         }
         if cmcd.flag("su") { startup.increment() }
-        if let value = cmcd.integer("bl"), value >= 0 { bufferLength.record(Double(value)) }
-        if let value = cmcd.integer("br"), value >= 0 { bitrate.record(Double(value)) }
-        if let value = cmcd.integer("mtp"), value >= 0 { throughput.record(Double(value)) }
+        if let value = cmcd.integer("bl") { bufferLength.record(value) }
+        if let value = cmcd.integer("br") { bitrate.record(value) }
+        if let value = cmcd.integer("mtp") { throughput.record(value) }
         if let sid = cmcd.string("sid") { sessions.note(sid, at: now) }
     }
 
@@ -105,26 +96,31 @@ final class CMCDMetrics: Sendable {
         prefetches[result.index].increment()
     }
 
+    /// Appends the histograms of `bl`, `br` and `mtp` (counted without the registry: ``CountingHistogram``).
+    func renderHistograms(into output: inout [UInt8]) {
+        for histogram in [bufferLength, bitrate, throughput] { histogram.render(into: &output) }
+    }
+
     /// Brings `hlscache_cmcd_sessions` up to date (before the metrics are rendered).
     func refresh(at now: ContinuousClock.Instant = .now) {
         sessionsGauge.record(sessions.estimate(at: now))
     }
 
     /// The label of a token value, and its place: a known value's in `known`, then `other` (another value, or not
-    /// a token), then `none` (absent). Told apart by their bytes as numbers (``CMCD/code(_:)``): no string compared.
+    /// a token), then `none` (absent). Told apart by their bytes as numbers (``CMCD/code(of:)``): no string compared.
     private static func label(
         _ value: CMCD.Value?, in known: [String], codes: [UInt64]
     ) -> (name: String, index: Int) {
         guard let value else { return ("none", known.count + 1) }
-        guard case .token(let token) = value, case let code = CMCD.code(token.utf8), code != 0,
+        guard case .token(let token) = value, case let code = CMCD.code(of: token), code != 0,
             let index = codes.firstIndex(of: code)
         else { return ("other", known.count) }
         return (known[index], index)
     }
 
-    private static let objectTypeCodes = objectTypes.map { CMCD.code($0.utf8) }
-    private static let formatCodes = formats.map { CMCD.code($0.utf8) }
-    private static let streamTypeCodes = streamTypes.map { CMCD.code($0.utf8) }
+    private static let objectTypeCodes = objectTypes.map { CMCD.code(of: $0) }
+    private static let formatCodes = formats.map { CMCD.code(of: $0) }
+    private static let streamTypeCodes = streamTypes.map { CMCD.code(of: $0) }
 }
 
 /// How many distinct session ids were seen in the last 60 s, counted in fixed memory (linear counting over two
@@ -186,10 +182,13 @@ final class SessionSketch: Sendable {
 
     /// FNV-1a, 64 bits: the same id always lands on the same bit (Swift's `Hasher` is seeded per process).
     static func hash(_ text: String) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in text.utf8 {
-            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
+        var text = text
+        return text.withUTF8 { bytes in
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            for index in 0..<bytes.count {
+                hash = (hash ^ UInt64(bytes[index])) &* 0x100_0000_01b3
+            }
+            return hash
         }
-        return hash
     }
 }

@@ -117,7 +117,7 @@ final class ServerMetrics: Sendable {
         keptHits = CoreMetrics.Counter(label: "hlscache_kept_hits_total", factory: factory)
         frontMisses = CoreMetrics.Counter(label: "hlscache_front_misses_total", factory: factory)
         responderConnections = CoreMetrics.Counter(label: "hlscache_responder_connections_total", factory: factory)
-        cmcd = CMCDMetrics(registry: registry, factory: factory)
+        cmcd = CMCDMetrics(factory: factory)
         requestDuration = CoreMetrics.Timer(
             label: "hlscache_request_duration_seconds", preferredDisplayUnit: .seconds, factory: factory)
     }
@@ -233,6 +233,7 @@ final class ServerMetrics: Sendable {
         cmcd.refresh()
         var output: [UInt8] = []
         registry.emit(into: &output)
+        cmcd.renderHistograms(into: &output)
         return output
     }
 }
