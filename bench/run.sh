@@ -627,17 +627,8 @@ PY
     awk -v a="$cold" -v b="$direct" 'BEGIN { printf "cleartext_cold_ttfb_overhead_ms %.2f\n", (a - b) * 1000 }'
     rm -f "$pairs"
     kill "$slow_pid" 2>/dev/null || true; wait "$slow_pid" 2>/dev/null || true; slow_pid=""
-    # 1,000 LL-HLS blocking reloads on one h2 connection (the h2 package from PyPI, in a venv under ~/.cache).
-    local venv="${HOME}/.cache/hlscache-bench/h2"
-    if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import h2' 2>/dev/null; then
-        python3 -m venv "$venv" >&2 && "$venv/bin/pip" install -q h2 >&2 || true
-    fi
-    if "$venv/bin/python" -c 'import h2' 2>/dev/null; then
-        (cd bench/tools && "$venv/bin/python" llhls_h2_fanout.py "$tls_port" "$certs/ca.pem" --metrics-port "$port") ||
-            true
-    else
-        echo "https: the h2 package could not be installed; llhls_h2_fanout not measured" >&2
-    fi
+    # 1,000 LL-HLS blocking reloads on one h2 connection (h2load as the client).
+    (cd bench/tools && python3 llhls_h2_fanout.py "$tls_port" --metrics-port "$port") || true
     kill "$serve_pid" 2>/dev/null || true; wait "$serve_pid" 2>/dev/null || true
     # Memory: a fresh server (the same cache) holding 500 idle TLS connections, then another serving 500 h2 streams.
     "$hlscache" serve --port "$port" "${tls_arguments[@]}" --cache-dir "$cache" --allow-host 127.0.0.1 \

@@ -11,6 +11,12 @@ enum ServerFields {
         body("Server", Answer.serverName)
     }
 
+    /// ``forEach(_:)`` with the names in lowercase, as HTTP/2 writes them.
+    static func forEachLowercased(_ body: (String, String) -> Void) {
+        body("date", HTTPDate.now)
+        body("server", Answer.serverName)
+    }
+
     /// The fields as lines (`Name: value` CRLF each), made at most once a second per thread.
     static var lines: ByteBuffer { HTTPDate.dateAndServerLines }
 

@@ -38,8 +38,12 @@ final class HTTP2Exchange: ChannelInboundHandler, ParkingHandler {
     /// The most of a file body handed to HTTP/2's framing layer at once (``writeFileSlices(context:)``).
     static let fileSliceBytes = 64 << 10
 
-    init(components: ServerComponents) {
+    /// The stream's connection, for what it measures (its `CMSD-Dynamic`).
+    private weak var connection: HTTP2Connection?
+
+    init(components: ServerComponents, connection: HTTP2Connection?) {
         self.components = components
+        self.connection = connection
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -184,12 +188,10 @@ final class HTTP2Exchange: ChannelInboundHandler, ParkingHandler {
         headers.reserveCapacity(16)
         headers.add(name: ":status", value: String(answer.status.code))
         for field in answer.headers { headers.add(name: field.name.canonicalName, value: field.value) }
-        if let cmsd = components.cmsd, let socket = context.channel.parent, let info = KernelTCPInfo.measure(socket) {
-            headers.add(
-                name: "cmsd-dynamic",
-                value: cmsd.dynamicValue(deliveryRate: info.deliveryRate, roundTrip: info.roundTrip))
+        if let value = connection?.cmsdDynamic(components: components) {
+            headers.add(name: "cmsd-dynamic", value: value)
         }
-        ServerFields.forEach { name, value in headers.add(name: name.lowercased(), value: value) }
+        ServerFields.forEachLowercased { name, value in headers.add(name: name, value: value) }
         return headers
     }
 

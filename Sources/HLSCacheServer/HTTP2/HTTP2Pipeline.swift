@@ -32,12 +32,16 @@ enum HTTP2Pipeline {
         stream.outboundBufferSizeHighWatermark = 256 << 10
         stream.outboundBufferSizeLowWatermark = 128 << 10
         let operations = channel.pipeline.syncOperations
-        try operations.addHandler(HTTP2Connection(counter: counter, idle: idle))
+        let front = HTTP2Connection(counter: counter, idle: idle)
+        try operations.addHandler(front)
+        let bound = NIOLoopBound(front, eventLoop: channel.eventLoop)
+        try operations.addHandler(HTTP2RoundFlush())
         _ = try operations.configureHTTP2Pipeline(
             mode: .server, connectionConfiguration: connection, streamConfiguration: stream
         ) { stream in
             stream.eventLoop.makeCompletedFuture {
-                try stream.pipeline.syncOperations.addHandler(HTTP2Exchange(components: components))
+                try stream.pipeline.syncOperations.addHandler(
+                    HTTP2Exchange(components: components, connection: bound.value))
             }
         }
         try operations.addHandler(HTTP2ConnectionError())
@@ -56,6 +60,22 @@ final class HTTP2Connection: ChannelInboundHandler {
     private var counted = false
     private var lastRead = NIODeadline.now()
     private var timer: Scheduled<Void>?
+    /// The connection's socket, once added.
+    private weak var channel: (any Channel)?
+    /// The connection's `CMSD-Dynamic` value and when the kernel was asked for it (``cmsdDynamic(components:)``).
+    private var measured: (value: String, at: NIODeadline)?
+
+    /// The connection's `CMSD-Dynamic` value, from what the kernel measures for its socket, asked at most every
+    /// ``ConnectionFront/cmsdMeasureInterval`` (as for an HTTP/1 connection); `nil` with `--cmsd off`.
+    func cmsdDynamic(components: ServerComponents) -> String? {
+        guard let cmsd = components.cmsd, let channel else { return nil }
+        let now = NIODeadline.now()
+        if let measured, now - measured.at < ConnectionFront.cmsdMeasureInterval { return measured.value }
+        guard let info = KernelTCPInfo.measure(channel) else { return nil }
+        let value = cmsd.dynamicValue(deliveryRate: info.deliveryRate, roundTrip: info.roundTrip)
+        measured = (value, now)
+        return value
+    }
 
     init(counter: ConnectionCounter, idle: TimeAmount) {
         self.counter = counter
@@ -63,6 +83,7 @@ final class HTTP2Connection: ChannelInboundHandler {
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
+        channel = context.channel
         counted = true
         if counter.open.add(1, ordering: .relaxed).newValue > counter.limit {
             context.close(promise: nil)
@@ -113,5 +134,27 @@ final class HTTP2ConnectionError: ChannelInboundHandler {
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         context.close(promise: nil)
+    }
+}
+
+/// In front of an HTTP/2 connection's framing layer: its flushes are deferred to the end of the event loop's round
+/// (``EventLoopFlushes``), so the streams answered in one round (a thousand LL-HLS blocking reloads a fill wakes at
+/// once, the requests of one read) go out in one flush: over TLS, one run of records and one write, not one each
+/// (a flush per stream took 80 ms for a thousand).
+final class HTTP2RoundFlush: ChannelOutboundHandler, RoundFlushed {
+    typealias OutboundIn = NIOAny
+    typealias OutboundOut = NIOAny
+
+    private var flushAsked = false
+
+    func flush(context: ChannelHandlerContext) {
+        guard !flushAsked else { return }
+        flushAsked = true
+        EventLoopFlushes.flush(self, context: context)
+    }
+
+    func roundEnded(context: ChannelHandlerContext) {
+        flushAsked = false
+        context.flush()
     }
 }
