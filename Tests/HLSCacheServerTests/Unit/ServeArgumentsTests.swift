@@ -1,4 +1,6 @@
+import Foundation
 import HLSCacheServer
+import HLSCacheTesting
 import OriginCache
 import OriginClient
 import Testing
@@ -31,6 +33,20 @@ struct ServeArgumentsTests {
         #expect(invocation.warnings.isEmpty)
     }
 
+    @Test("--http2-max-streams and --parent-ca land in the configuration")
+    func http2StreamsAndParentAuthority() throws {
+        let folder = ServerProcess.temporaryDirectory()
+        let authority = folder + "/ca.pem"
+        try "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n".write(
+            toFile: authority, atomically: true, encoding: .utf8)
+        let configuration = try ServeInvocation(arguments: [
+            "--http2-max-streams", "1000", "--parent", "https://10.0.0.5:8443", "--parent-ca", authority,
+        ]).configuration
+        #expect(configuration.http2MaxStreams == 1000)
+        #expect(configuration.fill.parent?.certificateAuthority == authority)
+        #expect(try ServeInvocation(arguments: []).configuration.http2MaxStreams == 100)
+    }
+
     @Test("reverse mode lists the origin's host and port in the server's policy, not in the shared fill rules")
     func reverseOriginIsListedOnce() throws {
         let configuration = try ServeInvocation(arguments: ["--origin", "https://origin.example/base"]).configuration
@@ -60,7 +76,11 @@ struct ServeArgumentsTests {
         for (arguments, flag) in [
             (["--negative-ttl", "-1"], "--negative-ttl"), (["--max-object-size", "lots"], "--max-object-size"),
             (["--manifest-timeout", "0"], "--manifest-timeout"), (["--read-ahead", "-1"], "--read-ahead"),
-            (["--origin", "ftp://x"], "--origin"),
+            (["--origin", "ftp://x"], "--origin"), (["--http2-max-streams", "0"], "--http2-max-streams"),
+            (["--http2-max-streams", "10001"], "--http2-max-streams"),
+            (["--parent-ca", "/etc/hostname"], "--parent-ca"),
+            (["--parent", "http://10.0.0.5:8080", "--parent-ca", "/etc/hostname"], "--parent-ca"),
+            (["--parent", "https://10.0.0.5:8443", "--parent-ca", "/etc/hostname"], "--parent-ca"),
         ] {
             #expect {
                 _ = try ServeInvocation(arguments: arguments)
