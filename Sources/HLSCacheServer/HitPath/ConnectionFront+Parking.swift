@@ -12,10 +12,7 @@ extension ConnectionFront {
     func park(
         _ request: ExchangeRequest, _ resolution: RequestResolution, context: ChannelHandlerContext
     ) -> Bool {
-        guard case .origin(let object) = resolution,
-            let resolved = Answer.fillToStart(
-                for: request, resolved: object.passingCMCD(of: request, components: components)),
-            Answer.mayPark(request),
+        guard let resolved = ReloadParking.waitsFor(request, resolution, components: components),
             parking.park(resolved.key, for: self, context: context, components: components)
         else { return false }
         parked = ParkedRequest(request: request, resolved: resolved, since: .now)

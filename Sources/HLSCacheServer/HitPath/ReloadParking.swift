@@ -29,6 +29,16 @@ struct ReloadParking {
     /// what a loaded 2-core machine needed (200 ms did not always do, nor 1 s once the suite grew).
     static let renderingPatienceMilliseconds: Int64 = 2000
 
+    /// The origin object whose fill `request` (resolved to `resolution`) would wait for, parked: an LL-HLS blocking
+    /// reload (``Answer/mayPark(_:)``) of an origin object whose fill it would start or join (with the player's CMCD
+    /// when `--cmcd-to-origin` passes it on); `nil` for any other request.
+    static func waitsFor(
+        _ request: ExchangeRequest, _ resolution: RequestResolution, components: ServerComponents
+    ) -> RequestResolution.ProxiedObject? {
+        guard case .origin(let object) = resolution, Answer.mayPark(request) else { return nil }
+        return Answer.fillToStart(for: request, resolved: object.passingCMCD(of: request, components: components))
+    }
+
     /// Parks a request of `handler`'s on the fill of `key`: when the fill ends, `handler`'s
     /// ``ParkingHandler/fillEnded(parking:batch:context:)`` runs on its event loop with this parking's number.
     /// - Returns: `false`, and nothing parked, when no fill of `key` is in flight (the caller starts one, and those
