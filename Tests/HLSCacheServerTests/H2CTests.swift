@@ -95,7 +95,8 @@ struct H2CTests {
         let origin = StreamOrigin()
         try await origin.start()
         defer { origin.stop() }
-        origin.set("/live/index.m3u8", .delay(.seconds(2)))
+        // Held long enough for h2load to start and open its thousand streams on a machine busy with other suites.
+        origin.set("/live/index.m3u8", .delay(.seconds(8)))
         let server = try await InProcessServer.start(arguments: [
             "--allow-host", "127.0.0.1", "--read-ahead", "0", "--http2-max-streams", "1000",
         ])

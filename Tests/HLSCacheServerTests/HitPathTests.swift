@@ -60,12 +60,8 @@ struct HitPathTests {
         #expect(slowMetrics.contains(#"hlscache_event_loop_hits_total{body="memory"} 1"#))
         #expect(fastMetrics.contains("hlscache_responder_connections_total 0\n"))
         #expect(!slowMetrics.contains("hlscache_responder_connections_total 0\n"))
-        #expect(
-            slowMetrics.contains(#"hlscache_requests_total{kind="segment",cache="hit"} 5"#)
-                || slowMetrics.contains(#"cache="hit",kind="segment"} 5"#))
-        #expect(
-            fastMetrics.contains(#"hlscache_requests_total{kind="segment",cache="hit"} 5"#)
-                || fastMetrics.contains(#"cache="hit",kind="segment"} 5"#))
+        #expect(slowMetrics.contains(#"hlscache_requests_total{kind="segment",cache="hit",protocol="http/1.1"} 5"#))
+        #expect(fastMetrics.contains(#"hlscache_requests_total{kind="segment",cache="hit",protocol="http/1.1"} 5"#))
         await fast.stop()
         await slow.stop()
     }

@@ -67,9 +67,7 @@ struct ObjectResponseTests {
         ] {
             #expect(metrics.contains(name), "\(name) missing")
         }
-        #expect(
-            metrics.contains(#"hlscache_requests_total{kind="playlist",cache="miss"}"#)
-                || metrics.contains(#"cache="miss",kind="playlist""#))
+        #expect(metrics.contains(#"hlscache_requests_total{kind="playlist",cache="miss",protocol="http/1.1"}"#))
         #expect(try await TestHTTP.get(server.url("/healthz")).text == "ok\n")
         await server.stop()
     }

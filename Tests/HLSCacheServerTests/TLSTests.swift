@@ -86,6 +86,24 @@ struct TLSTests {
         }
     }
 
+    @Test(
+        "GStreamer plays TS, fMP4 and AES-128 over HTTPS, every video frame, verifying the test CA; refuses it untrusted"
+    )
+    func gstreamerOverHTTPS() async throws {
+        try await Self.withTLSServer(arguments: ["--read-ahead", "0"]) { server, origin, certificates in
+            for stream in ["ts-multivariant/hi/index.m3u8", "fmp4/index.m3u8", "aes128/index.m3u8"] {
+                let uri = server.secureURL(Self.path(origin, "/" + stream))
+                let (frames, run) = try await GStreamer.videoFrames(uri, trusting: certificates.caPath)
+                #expect(run.status == 0, "\(stream): \(run.errors)")
+                #expect(frames == 60, "\(stream): \(frames) frames over HTTPS (6 s at 10 fps)")
+            }
+            // Without the test CA, the player refuses the certificate: nothing is played.
+            let uri = server.secureURL(Self.path(origin, "/fmp4/index.m3u8"))
+            let (frames, run) = try await GStreamer.videoFrames(uri)
+            #expect(run.status != 0 && frames == 0, "\(run.status) \(frames)")
+        }
+    }
+
     @Test("only TLS 1.2 and 1.3 are spoken; the certificate is the configured one")
     func tlsVersions() async throws {
         try await Self.withTLSServer { server, origin, certificates in

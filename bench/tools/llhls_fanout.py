@@ -171,6 +171,19 @@ async def deduplicated(port):
     return int(total)
 
 
+async def wait_joined(port, before, wanted, timeout=10.0):
+    """Waits up to `timeout` seconds for `wanted` requests to have joined the fill in flight or parked on it
+    (``deduplicated`` less `before`); returns how many had."""
+    deadline = time.monotonic() + timeout
+    joined = 0
+    while time.monotonic() < deadline:
+        joined = await deduplicated(port) - before
+        if joined >= wanted:
+            break
+        await asyncio.sleep(0.05)
+    return joined
+
+
 def cpu_use(fanout, server):
     """What the release-to-last-completion window cost in CPU, as text."""
     if fanout.cpu_at_release is None or fanout.cpu_at_done is None:
@@ -204,14 +217,8 @@ async def through_hlscache(args):
     except asyncio.TimeoutError:
         log("hlscache's blocking reload did not reach the origin within 10 s")
     # Every client joined the flight (hlscache's own count), then the hold since the last send.
-    deadline = time.monotonic() + 10
-    joined = 0
-    while time.monotonic() < deadline:
-        joined = await deduplicated(args.port) - before
-        if joined >= len(fanout.connections) - 1:
-            break
-        await asyncio.sleep(0.1)
-    else:
+    joined = await wait_joined(args.port, before, len(fanout.connections) - 1)
+    if joined < len(fanout.connections) - 1:
         log(f"only {joined} requests had joined the origin request 10 s after the last send; releasing anyway")
     await asyncio.sleep(max(0.0, fanout.last_send + args.hold - time.monotonic()))
     held = len(origin.held)

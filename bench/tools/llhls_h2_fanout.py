@@ -23,7 +23,7 @@ import sys
 import tempfile
 import time
 
-from llhls_fanout import Origin, PLAYLIST_PATH, QUERY, deduplicated
+from llhls_fanout import Origin, PLAYLIST_PATH, QUERY, deduplicated, wait_joined
 
 
 def log(text):
@@ -45,14 +45,8 @@ async def main(args):
             await asyncio.wait_for(origin.arrived.wait(), 10)
         except asyncio.TimeoutError:
             log("hlscache's blocking reload did not reach the origin within 10 s")
-        deadline = time.monotonic() + 10
-        joined = 0
-        while time.monotonic() < deadline:
-            joined = await deduplicated(args.metrics_port) - before
-            if joined >= args.streams - 1:
-                break
-            await asyncio.sleep(0.05)
-        else:
+        joined = await wait_joined(args.metrics_port, before, args.streams - 1)
+        if joined < args.streams - 1:
             log(f"only {joined} streams had joined the origin request after 10 s; releasing anyway")
         await asyncio.sleep(args.hold)
         released = time.time()

@@ -253,10 +253,12 @@ final class HTTP2Exchange: ChannelInboundHandler, ParkingHandler {
                 switch result {
                 case .success: writeFileSlices(context: context)
                 case .failure(let error):
+                    // No clean end: the stream is reset, so the client cannot take a cut body for a whole one.
                     if let pending = pendingFile {
                         pendingFile = nil
                         pending.end.fail(error)
                     }
+                    context.close(promise: nil)
                 }
             }
             context.writeAndFlush(data, promise: written)

@@ -43,16 +43,39 @@ public enum GStreamer {
     ///   - uri: what to play.
     ///   - timeout: seconds before `gst-launch-1.0` is killed (status -1).
     /// - Returns: the video frames that reached the video sink, and the run.
+    ///   - authority: a PEM file of a CA to trust besides the system's, for an `https` URI (see below).
     public static func videoFrames(
-        _ uri: String, timeout: TimeInterval = 120
+        _ uri: String, trusting authority: String? = nil, timeout: TimeInterval = 120
     ) async throws -> (frames: Int, run: ChildProcess.Result) {
-        let result = try await ChildProcess.run(
-            "/usr/bin/gst-launch-1.0",
-            [
-                "-v", "playbin", "uri=\(uri)", "video-sink=fakesink name=video silent=false sync=false",
-                "audio-sink=fakesink name=audio sync=false",
-            ],
-            timeout: timeout)
+        let arguments = [
+            "-v", "playbin", "uri=\(uri)", "video-sink=fakesink name=video silent=false sync=false",
+            "audio-sink=fakesink name=audio sync=false",
+        ]
+        let result: ChildProcess.Result
+        if let authority {
+            result = try await runTrusting(authority, arguments, timeout: timeout)
+        } else {
+            result = try await ChildProcess.run("/usr/bin/gst-launch-1.0", arguments, timeout: timeout)
+        }
         return (result.output.components(separatedBy: "chain   ******* (video:sink)").count - 1, result)
+    }
+
+    /// Runs `gst-launch-1.0` trusting `authority` too. GStreamer's HTTP client (libsoup over GnuTLS) takes its trust
+    /// from the system bundle only (its `ssl-ca-file` is not reachable inside `playbin`'s demuxers, and was refused
+    /// here anyway), so the player runs in a mount namespace of its own (`unshare`) where that bundle is the system's
+    /// with the test CA appended: the machine's own trust store is never touched.
+    private static func runTrusting(
+        _ authority: String, _ arguments: [String], timeout: TimeInterval
+    ) async throws -> ChildProcess.Result {
+        let system = "/etc/ssl/certs/ca-certificates.crt"
+        let folder = ServerProcess.temporaryDirectory()
+        let bundle = folder + "/ca-certificates.crt"
+        let systemBundle = (try? Data(contentsOf: URL(fileURLWithPath: system))) ?? Data()
+        try (systemBundle + Data(contentsOf: URL(fileURLWithPath: authority))).write(to: URL(fileURLWithPath: bundle))
+        let script = #"mount --bind "$1" "$2" && shift 2 && exec /usr/bin/gst-launch-1.0 "$@""#
+        return try await ChildProcess.run(
+            "/usr/bin/unshare",
+            ["--user", "--map-root-user", "--mount", "/bin/sh", "-c", script, "sh", bundle, system]
+                + arguments, timeout: timeout)
     }
 }
