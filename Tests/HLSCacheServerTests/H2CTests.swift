@@ -74,6 +74,29 @@ struct H2CTests {
         await server.stop()
     }
 
+    @Test("garbage after the preface: the connection gets its SETTINGS and a GOAWAY, then is closed")
+    func garbageAfterThePrefaceIsAConnectionError() async throws {
+        let server = try await InProcessServer.start(arguments: ["--allow-host", "127.0.0.1"])
+        let port = server.port
+        let frameTypes = try await Task.detached { () -> [UInt8] in
+            let connection = try RawConnection(port: port, timeout: 10)
+            connection.send(Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8) + [UInt8](repeating: 0xFF, count: 64))
+            let bytes = try connection.read(upTo: 1 << 16)
+            var types: [UInt8] = []
+            var offset = 0
+            while offset + 9 <= bytes.count {
+                let length = Int(bytes[offset]) << 16 | Int(bytes[offset + 1]) << 8 | Int(bytes[offset + 2])
+                types.append(bytes[offset + 3])
+                offset += 9 + length
+            }
+            return types
+        }.value
+        // SETTINGS (4) first, GOAWAY (7) before the close: the framing layer's error is flushed, not dropped.
+        #expect(frameTypes.first == 4 && frameTypes.contains(7), "\(frameTypes)")
+        #expect(try await TestHTTP.get(server.url("/healthz")).status == 200)
+        await server.stop()
+    }
+
     @Test("a connection that answered an HTTP/1 request does not turn into HTTP/2 on a later preface")
     func prefaceOnlyFirst() async throws {
         let server = try await InProcessServer.start(arguments: ["--allow-host", "127.0.0.1"])

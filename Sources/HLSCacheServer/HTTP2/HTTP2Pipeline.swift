@@ -154,7 +154,18 @@ final class HTTP2RoundFlush: ChannelOutboundHandler, RoundFlushed {
     }
 
     func roundEnded(context: ChannelHandlerContext) {
+        guard flushAsked else { return }
         flushAsked = false
         context.flush()
+    }
+
+    /// A close goes out after what waits for the round's flush: the framing layer's `GOAWAY` on a connection error,
+    /// the last answers of a drain.
+    func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+        if flushAsked {
+            flushAsked = false
+            context.flush()
+        }
+        context.close(mode: mode, promise: promise)
     }
 }
