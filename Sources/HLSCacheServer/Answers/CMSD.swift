@@ -114,6 +114,29 @@ extension Answer {
     }
 }
 
+/// A connection's `CMSD-Dynamic` as its writer writes it (`Form`: the line's bytes for HTTP/1, the field's value for
+/// HTTP/2), made again from what the kernel measures at most every ``measureInterval``: one rule for both writers.
+struct DynamicCMSD<Form> {
+    /// How long a measure of the connection's throughput and round trip is used for its answers.
+    static var measureInterval: TimeAmount { .milliseconds(200) }
+
+    private var last: (form: Form, at: NIODeadline)?
+
+    /// The form for an answer written now on `channel` (on its loop); `nil` with `--cmsd off` (`cmsd` is `nil`), or
+    /// when the kernel cannot be asked.
+    mutating func current(
+        on channel: any Channel, cmsd: CMSD?, _ make: (CMSD, KernelTCPInfo) -> Form
+    ) -> Form? {
+        guard let cmsd else { return nil }
+        let now = NIODeadline.now()
+        if let last, now - last.at < Self.measureInterval { return last.form }
+        guard let info = KernelTCPInfo.measure(channel) else { return nil }
+        let form = make(cmsd, info)
+        last = (form, now)
+        return form
+    }
+}
+
 /// The kernel's `struct tcp_info` (Linux, `<linux/tcp.h>`) as bytes: glibc's declaration stops before
 /// `tcpi_delivery_rate`. The layout only ever grows at its end; a kernel that fills less leaves the rest zero.
 struct KernelTCPInfo: Sendable {

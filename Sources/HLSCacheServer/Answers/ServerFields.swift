@@ -5,16 +5,11 @@ import OriginCache
 /// encoder's head, Hummingbird's response): `Date` (now, formatted at most once a second per thread) and `Server`.
 /// The one list of them.
 enum ServerFields {
-    /// Calls `body` with each field's name and value, in order.
-    static func forEach(_ body: (String, String) -> Void) {
-        body("Date", HTTPDate.now)
-        body("Server", Answer.serverName)
-    }
-
-    /// ``forEach(_:)`` with the names in lowercase, as HTTP/2 writes them.
-    static func forEachLowercased(_ body: (String, String) -> Void) {
-        body("date", HTTPDate.now)
-        body("server", Answer.serverName)
+    /// Calls `body` with each field's name and value, in order; with `lowercased`, the names as HTTP/2 writes them
+    /// (spelled here, not lowercased on every answer).
+    static func forEach(lowercased: Bool = false, _ body: (String, String) -> Void) {
+        body(lowercased ? "date" : "Date", HTTPDate.now)
+        body(lowercased ? "server" : "Server", Answer.serverName)
     }
 
     /// The fields as lines (`Name: value` CRLF each), made at most once a second per thread.

@@ -180,7 +180,7 @@ final class HTTP2Exchange: ChannelInboundHandler, ParkingHandler {
     /// The `HEADERS` of `answer`: its status, its fields (names in lowercase, as HTTP/2 wants them), the connection's
     /// `CMSD-Dynamic` (what the kernel measures for the connection's socket, as for an HTTP/1 answer), `date`,
     /// `server`.
-    private func headers(of answer: Answer, context: ChannelHandlerContext) -> HPACKHeaders {
+    private func headers(of answer: Answer) -> HPACKHeaders {
         var headers = HPACKHeaders()
         headers.reserveCapacity(16)
         headers.add(name: ":status", value: String(answer.status.code))
@@ -188,7 +188,7 @@ final class HTTP2Exchange: ChannelInboundHandler, ParkingHandler {
         if let value = connection?.cmsdDynamic(components: components) {
             headers.add(name: "cmsd-dynamic", value: value)
         }
-        ServerFields.forEachLowercased { name, value in headers.add(name: name, value: value) }
+        ServerFields.forEach(lowercased: true) { name, value in headers.add(name: name, value: value) }
         return headers
     }
 
@@ -204,7 +204,7 @@ final class HTTP2Exchange: ChannelInboundHandler, ParkingHandler {
             }
             return
         }
-        let headers = headers(of: answer, context: context)
+        let headers = headers(of: answer)
         let written = context.eventLoop.makePromise(of: Void.self)
         if case .fileRegion(let region) = body.data, region.readableBytes > Self.fileSliceBytes {
             context.write(wrapOutboundOut(.headers(.init(headers: headers))), promise: nil)
@@ -286,7 +286,7 @@ final class HTTP2Exchange: ChannelInboundHandler, ParkingHandler {
             return
         }
         context.writeAndFlush(
-            wrapOutboundOut(.headers(.init(headers: headers(of: answer, context: context)))), promise: nil)
+            wrapOutboundOut(.headers(.init(headers: headers(of: answer)))), promise: nil)
         var sent: Int64 = 0
         do {
             var chunks = body.makeAsyncIterator()

@@ -62,19 +62,16 @@ final class HTTP2Connection: ChannelInboundHandler {
     private var timer: Scheduled<Void>?
     /// The connection's socket, once added.
     private weak var channel: (any Channel)?
-    /// The connection's `CMSD-Dynamic` value and when the kernel was asked for it (``cmsdDynamic(components:)``).
-    private var measured: (value: String, at: NIODeadline)?
+    /// The connection's `CMSD-Dynamic` value (``cmsdDynamic(components:)``).
+    private var measured = DynamicCMSD<String>()
 
-    /// The connection's `CMSD-Dynamic` value, from what the kernel measures for its socket, asked at most every
-    /// ``ConnectionFront/cmsdMeasureInterval`` (as for an HTTP/1 connection); `nil` with `--cmsd off`.
+    /// The connection's `CMSD-Dynamic` value for its streams' answers, as an HTTP/1 connection's (``DynamicCMSD``);
+    /// `nil` with `--cmsd off`.
     func cmsdDynamic(components: ServerComponents) -> String? {
-        guard let cmsd = components.cmsd, let channel else { return nil }
-        let now = NIODeadline.now()
-        if let measured, now - measured.at < ConnectionFront.cmsdMeasureInterval { return measured.value }
-        guard let info = KernelTCPInfo.measure(channel) else { return nil }
-        let value = cmsd.dynamicValue(deliveryRate: info.deliveryRate, roundTrip: info.roundTrip)
-        measured = (value, now)
-        return value
+        guard let channel else { return nil }
+        return measured.current(on: channel, cmsd: components.cmsd) { cmsd, info in
+            cmsd.dynamicValue(deliveryRate: info.deliveryRate, roundTrip: info.roundTrip)
+        }
     }
 
     init(counter: ConnectionCounter, idle: TimeAmount) {

@@ -56,8 +56,8 @@ final class ConnectionFront: ChannelDuplexHandler, RemovableChannelHandler, Roun
     var parked: ParkedRequest?
     /// The parked request's numbering and its rendering wait.
     var parking = ReloadParking()
-    /// This connection's `CMSD-Dynamic` line and when the kernel was asked for it (``cmsdLine(context:)``).
-    private var cmsdDynamic: (line: ByteBuffer, at: NIODeadline)?
+    /// This connection's `CMSD-Dynamic` line (``cmsdLine(context:)``).
+    private var cmsdDynamic = DynamicCMSD<ByteBuffer>()
     /// Whether bytes went on to the decoder since a read's completion last went on.
     private var forwardedSinceReadComplete = false
     /// Who asks for the connection's reads, and when one is held back.
@@ -337,18 +337,11 @@ final class ConnectionFront: ChannelDuplexHandler, RemovableChannelHandler, Roun
 }
 
 extension ConnectionFront {
-    /// How long a measure of the connection's throughput and round trip is used for its answers.
-    static let cmsdMeasureInterval: TimeAmount = .milliseconds(200)
-
-    /// The `CMSD-Dynamic` line of an answer written now (``CMSD``): the kernel's figures for this connection, asked for
-    /// at most every ``cmsdMeasureInterval``; `nil` with `--cmsd off`, or off the connection's loop.
+    /// The `CMSD-Dynamic` line of an answer written now (``CMSD``, ``DynamicCMSD``); `nil` with `--cmsd off`, or off the
+    /// connection's loop.
     func cmsdLine(context: ChannelHandlerContext) -> ByteBuffer? {
-        guard let cmsd = components.cmsd else { return nil }
-        let now = NIODeadline.now()
-        if let measured = cmsdDynamic, now - measured.at < Self.cmsdMeasureInterval { return measured.line }
-        guard let info = KernelTCPInfo.measure(context.channel) else { return nil }
-        let line = cmsd.dynamicLine(deliveryRate: info.deliveryRate, roundTrip: info.roundTrip)
-        cmsdDynamic = (line, now)
-        return line
+        cmsdDynamic.current(on: context.channel, cmsd: components.cmsd) { cmsd, info in
+            cmsd.dynamicLine(deliveryRate: info.deliveryRate, roundTrip: info.roundTrip)
+        }
     }
 }
