@@ -133,7 +133,8 @@ struct SignedURLTests {
         let origin = try await Self.signedOrigin()
         defer { origin.stop() }
         let server = try await InProcessServer.start(arguments: [
-            "--allow-host", "127.0.0.1", "--cache-key-ignore-query", "token", "--origin-timeout", "1", "--prefetch",
+            // Long enough for the playlists' fetches on a loaded machine; the stalled segment waits it out.
+            "--allow-host", "127.0.0.1", "--cache-key-ignore-query", "token", "--origin-timeout", "3", "--prefetch",
             "0",
         ])
         origin.set("/stalled.ts", .stall)
@@ -145,7 +146,7 @@ struct SignedURLTests {
         origin.set("/manifest", .body(playlist, contentType: "application/vnd.apple.mpegurl"))
         for viewer in ["a", "b"] {
             let answer = try await TestHTTP.get(server.proxied(origin.url("/manifest?token=\(viewer)")))
-            #expect(answer.status == 200 && answer.header("x-cache") != "HIT")
+            #expect(answer.status == 200 && answer.header("x-cache") != "HIT", "\(answer.status) \(answer.text)")
         }
         #expect(origin.count("/manifest") == 2, "a playlist with one viewer's tokens was shared")
         await server.stop()

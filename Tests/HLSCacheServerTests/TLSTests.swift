@@ -93,8 +93,23 @@ struct TLSTests {
         try await Self.withTLSServer(arguments: ["--read-ahead", "0"]) { server, origin, certificates in
             for stream in ["ts-multivariant/hi/index.m3u8", "fmp4/index.m3u8", "aes128/index.m3u8"] {
                 let uri = server.secureURL(Self.path(origin, "/" + stream))
-                let (frames, run) = try await GStreamer.videoFrames(uri, trusting: certificates.caPath)
-                #expect(run.status == 0, "\(stream): \(run.errors)")
+                var (frames, run) = try await GStreamer.videoFrames(uri, trusting: certificates.caPath, timeout: 60)
+                // A request still open when the player was killed is logged as aborted once the connection closes.
+                if run.status == -1 { try await Task.sleep(for: .seconds(1)) }
+                let folder = "/" + stream.prefix { $0 != "/" } + "/"
+                let served = server.log.split(separator: "\n").filter { $0.contains(" path=") && $0.contains(folder) }
+                if run.status == -1, !served.isEmpty,
+                    served.allSatisfy({ $0.contains(" status=200") && !$0.contains("error=") })
+                {
+                    // gst-launch 1.22 hung mid-play once in CI (3 frames, then nothing for two minutes); the same
+                    // HTTP/2 misses, 1,500 of them through h2load under load, never stalled here. When hlscache's log
+                    // shows every answer of the stream whole, the hang is the player's: one more play, as strict.
+                    print(
+                        "GStreamer hung on \(stream) after \(frames) frames; hlscache served:\n"
+                            + served.joined(separator: "\n"))
+                    (frames, run) = try await GStreamer.videoFrames(uri, trusting: certificates.caPath, timeout: 60)
+                }
+                #expect(run.status == 0, "\(stream): \(run.errors)\n\(served.joined(separator: "\n"))")
                 #expect(frames == 60, "\(stream): \(frames) frames over HTTPS (6 s at 10 fps)")
             }
             // Without the test CA, the player refuses the certificate: nothing is played.
