@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import HLSCacheServer
 import Logging
+import ManifestURLs
 import OriginCache
 import OriginClient
 
@@ -32,7 +33,7 @@ struct ServeCommand: AsyncParsableCommand {
             .value("fleet-token"), .value("parent"), .value("parent-ca"), .value("cmcd-prefetch"),
             .value("cmcd-prefetch-max-buffer"),
             .value("cmsd"), .flag("cmcd-to-origin"), .value("tls-certificate"), .value("tls-key"), .value("tls-port"),
-            .value("http2-max-streams"),
+            .value("http2-max-streams"), .value("manifest-filter"),
         ]
 
     /// ``environmentOptions`` less the variables of options `arguments` give under another name: an old spelling on
@@ -66,6 +67,12 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(help: "The most HTTP/2 streams a client may have open at once on one connection (1 to 10000).")
     var http2MaxStreams = 100
+
+    @Option(
+        help: ArgumentHelp(
+            "The view every manifest is served through, as hlscache.* query parameters (a request's own narrow it).",
+            valueName: "hlscache.name=value&..."))
+    var manifestFilter: String?
 
     @OptionGroup(title: "Cache and origins")
     var shared: OriginOptions
@@ -232,6 +239,19 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("--http2-max-streams must be 1...10000 (got \(http2MaxStreams))")
         }
         configuration.http2MaxStreams = http2MaxStreams
+        if let manifestFilter {
+            do throws(ManifestViewError) {
+                configuration.manifestFilter = try ManifestView(query: manifestFilter)
+            } catch {
+                throw ValidationError("--manifest-filter: \(error.message)")
+            }
+            let filter = configuration.manifestFilter
+            guard filter.delaySeconds == nil, filter.start == nil, filter.end == nil else {
+                throw ValidationError(
+                    "--manifest-filter: a delay, start or end is a viewer's choice, not the server's: use the "
+                        + "filters or hlscache.window")
+            }
+        }
         switch (tlsCertificate, tlsKey) {
         case (let certificate?, let key?):
             guard (0...65535).contains(tlsPort) else { throw ValidationError("--tls-port must be 0...65535") }

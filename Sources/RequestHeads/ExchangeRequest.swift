@@ -32,6 +32,8 @@ package struct ExchangeRequest: Equatable {
     /// The player's CMCD (CTA-5004), taken out of ``target`` (the `CMCD` query parameter) or read from the `CMCD-*`
     /// headers; the query's when both.
     package var cmcd: CMCDReport?
+    /// The `hlscache.*` parameters taken out of ``target`` (a manifest view, ``ViewQuery``), as written.
+    package var view: String?
 
     /// A request read by ``RequestHeadScanner``, or by the decoder.
     package init(

@@ -66,15 +66,18 @@ package struct ExchangeRequestFields {
     }
 
     /// The request, whatever its `Host` fields (the caller checks them), closing as HTTP/1.1 decides.
-    /// The `CMCD` query parameter is taken out of the target here, for both readers of a head: no key, origin request
-    /// or page sees it.
+    /// The `CMCD` query parameter and the view's `hlscache.*` ones are taken out of the target here, for every
+    /// reader of a head: no key, origin request or page sees them.
     package func requestWithAnyHosts(method: HTTPRequest.Method, target: String) -> ExchangeRequest {
-        let (target, query) = CMCDQuery.split(target)
-        return ExchangeRequest(
+        let (withoutCMCD, query) = CMCDQuery.split(target)
+        let (target, view) = ViewQuery.split(withoutCMCD)
+        var request = ExchangeRequest(
             method: method, target: target, origin: origin, range: range, via: via,
             accessControlRequestHeaders: requestHeaders, readAhead: readAhead, authorization: authorization,
             closes: ClosingRule.closes(major: 1, minor: 1, tokens: connection),
             cmcd: query.map(CMCDReport.init(query:)) ?? cmcd.map { CMCDReport(headers: $0, fields: cmcdFields) })
+        request.view = view
+        return request
     }
 
     /// Takes a `CMCD-*` field: its value joined to the others' for the parser, the field kept as it came.

@@ -79,7 +79,8 @@ private struct OriginAnswers {
         let key = resolved.key
         let rendered: RenderedPlaylist
         do {
-            rendered = try await PlaylistRenderer(components: components).rendering(key: key, response: response)
+            rendered = try await PlaylistRenderer(components: components, view: resolved.view).rendering(
+                key: key, response: response)
         } catch {
             if error is InvalidMPDError || error is InvalidPlaylistError {
                 // A stored manifest that no longer renders (a limit lowered since, or an entry from an older
@@ -119,7 +120,9 @@ private struct OriginAnswers {
             return .object(
                 stale, requested: resolved.requested, result: .stale, record: record, components: components)
         }
-        guard let (rendered, age) = PlaylistRenderer(components: components).staleRendering(key: key, response: stale)
+        guard
+            let (rendered, age) = PlaylistRenderer(components: components, view: resolved.view).staleRendering(
+                key: key, response: stale)
         else { return nil }
         components.logger.warning(
             "serving stale playlist", metadata: ["url": "\(key.url)", "reason": "\(reason)", "age_s": "\(Int(age))"])

@@ -1,5 +1,6 @@
 import HTTPTypes
 import Logging
+import ManifestURLs
 import OriginCache
 import OriginClient
 import SegmentCache
@@ -10,6 +11,7 @@ import SegmentCache
 /// | Failure | Status | Stale copy instead |
 /// |---|---|---|
 /// | invalid playlist or MPD | 502 | no |
+/// | a manifest view that leaves nothing, or asks before the live history | 422 | no |
 /// | the parent answered 508 (a loop of `--parent`s) | 508 | no |
 /// | the address policy refused the origin | 403 | no |
 /// | the request cannot be sent (bad URL) | 400 | no |
@@ -48,6 +50,15 @@ struct FetchFailure: Sendable {
             self.init(
                 .badGateway, invalid.description, stale: nil,
                 log: (.warning, "invalid playlist", ["url": "\(invalid.url)", "error": "\(invalid.error)"]))
+            return
+        }
+        if let view = error as? ManifestViewError {
+            let status: HTTPResponse.Status =
+                view.isMalformedRequest ? .badRequest : view.isUnprocessable ? .unprocessableContent : .badGateway
+            self.init(
+                status, view.message, stale: nil,
+                log: status == .badGateway
+                    ? (.warning, "view not renderable", ["url": "\(url)", "error": "\(view.message)"]) : nil)
             return
         }
         if let loop = error as? ParentLoopError {

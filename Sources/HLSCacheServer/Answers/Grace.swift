@@ -25,7 +25,8 @@ struct Grace {
         let key = resolved.key
         let cache = components.cache
         guard let stale = cache.staleEntry(for: key), stale.metadata.objectKind.isManifest,
-            let (rendered, age) = PlaylistRenderer(components: components).staleRendering(key: key, response: stale)
+            let (rendered, age) = PlaylistRenderer(components: components, view: resolved.view).staleRendering(
+                key: key, response: stale)
         else { return nil }
         if !rendered.isLive {
             let expiredFor = stale.metadata.expiry.map { -$0.timeIntervalSinceNow } ?? 0

@@ -1,4 +1,5 @@
 import Foundation
+import ManifestURLs
 import OriginCache
 import OriginClient
 
@@ -17,6 +18,9 @@ public struct ServerConfiguration: Sendable {
     /// `SETTINGS_MAX_CONCURRENT_STREAMS`): 100 by default, as nginx; an LL-HLS client holding a blocking reload per
     /// rendition and part may need more.
     public var http2MaxStreams = 100
+    /// The view every manifest is served through (`--manifest-filter`): a request's own `hlscache.*` parameters
+    /// narrow it, never widen it. Empty by default.
+    public var manifestFilter = ManifestView()
 
     /// Where the server's certificate and key are, and the port HTTPS is served on.
     public struct TLSSettings: Sendable, Equatable {

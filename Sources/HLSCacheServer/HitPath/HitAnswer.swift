@@ -62,7 +62,8 @@ extension Answer {
         canSendFile: Bool, arrivedAt: ContinuousClock.Instant? = nil, batch: WakeBatch? = nil,
         keeping remembered: RememberedTarget? = nil
     ) {
-        guard !resolved.isReadAhead else { return nil }
+        // A view's rendering is planned, not kept with the hits of its plain target's.
+        guard !resolved.isReadAhead, resolved.view == nil else { return nil }
         let key = resolved.key
         let isHead = request.method == .head
         // What decides whether the event loop answers is decided here, before the hit is counted, so that a hit

@@ -35,7 +35,8 @@ struct ReloadParking {
     static func waitsFor(
         _ request: ExchangeRequest, _ resolution: RequestResolution, components: ServerComponents
     ) -> RequestResolution.ProxiedObject? {
-        guard case .origin(let object) = resolution, Answer.mayPark(request) else { return nil }
+        // A view's blocking reload is planned: its answer is its own rendering, not the one wake-ups share.
+        guard case .origin(let object) = resolution, object.view == nil, Answer.mayPark(request) else { return nil }
         return Answer.fillToStart(for: request, resolved: object.passingCMCD(of: request, components: components))
     }
 

@@ -57,7 +57,7 @@ final class ResolutionMemo: @unchecked Sendable {
         // Targets past the server's limit are refused (414) and never kept: the decoder may hand on targets of up
         // to the decoder's limit, and a memo of them would hold a thousand of those per thread.
         let memorable =
-            request.range == nil && request.via == nil && request.readAhead == nil
+            request.range == nil && request.via == nil && request.readAhead == nil && request.view == nil
             && request.target.utf8.count <= components.configuration.maxRequestTargetLength
         guard memorable else { return RememberedTarget(resolution: resolve(request, components)) }
         let memo: ResolutionMemo
@@ -124,7 +124,7 @@ final class ResolutionMemo: @unchecked Sendable {
     private static func resolve(_ request: ExchangeRequest, _ components: ServerComponents) -> RequestResolution {
         RequestResolution(
             method: request.method, target: request.target, range: request.range, via: request.via,
-            readAhead: request.readAhead, components: components)
+            readAhead: request.readAhead, view: request.view, components: components)
     }
 }
 

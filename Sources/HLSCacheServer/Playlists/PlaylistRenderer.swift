@@ -10,12 +10,32 @@ import SegmentCache
 
 /// Renders playlists: reads the cached origin playlist, rewrites every URI so the player comes back to hlscache,
 /// records its segments for read-ahead, and keeps the rendering for the next hits of the same origin version.
+///
+/// Every rendering shows the server's view (`--manifest-filter`), narrowed by the request's own (its `hlscache.*`
+/// parameters, ``view``): a rendering with a view of its own is kept apart from the plain one, under its view's
+/// ``ManifestView/canonicalQuery``, and a multivariant playlist's URIs carry that query to its media playlists.
 struct PlaylistRenderer {
     let components: ServerComponents
+    /// The request's own view, if it has one.
+    var view: ManifestView?
+
+    /// The view the rendering shows: the server's, narrowed by the request's.
+    private var shownView: ManifestView {
+        let server = components.configuration.manifestFilter
+        return view.map { server.narrowed(by: $0) } ?? server
+    }
+
+    /// The key a rendering of `key` is kept under: `key` itself without a view of the request's own.
+    private func renderingKey(_ key: CacheKey) -> CacheKey {
+        guard let view else { return key }
+        // A space never occurs in a URL of a key: no origin object's key is ever this one.
+        return CacheKey(url: key.url + " " + view.canonicalQuery, range: key.range, fetchURL: key.fetchURL)
+    }
 
     /// The rendering of a fresh (hit or just fetched) playlist: the one kept for its origin version, or a new one.
     func rendering(key: CacheKey, response: CacheResponse) async throws -> RenderedPlaylist {
-        if let rendered = components.memory.playlists.rendering(of: key, fetchedAt: response.metadata.fetchedAt) {
+        let keptKey = renderingKey(key)
+        if let rendered = components.memory.playlists.rendering(of: keptKey, fetchedAt: response.metadata.fetchedAt) {
             return rendered
         }
         var bytes: [UInt8] = []
@@ -34,7 +54,7 @@ struct PlaylistRenderer {
             rendered = try render(key: key, metadata: response.metadata, bytes: bytes)
         }
         if response.isStored {
-            components.memory.playlists.keep(rendered, of: key, fetchedAt: response.metadata.fetchedAt)
+            components.memory.playlists.keep(rendered, of: keptKey, fetchedAt: response.metadata.fetchedAt)
         }
         return rendered
     }
@@ -44,13 +64,14 @@ struct PlaylistRenderer {
     /// - Returns: the rendering and its age in seconds; `nil` when the copy is too old or unreadable.
     func staleRendering(key: CacheKey, response: CacheResponse) -> (RenderedPlaylist, age: Double)? {
         let fetchedAt = response.metadata.fetchedAt
-        var kept = components.memory.playlists.rendering(of: key, fetchedAt: fetchedAt)
+        let keptKey = renderingKey(key)
+        var kept = components.memory.playlists.rendering(of: keptKey, fetchedAt: fetchedAt)
         if kept == nil {
             // A stale entry is a published file: its body reads at once.
             guard let bytes = response.withFileRegion({ region in Self.read(region) }) ?? nil,
                 let rendered = try? render(key: key, metadata: response.metadata, bytes: bytes)
             else { return nil }
-            components.memory.playlists.keep(rendered, of: key, fetchedAt: fetchedAt)
+            components.memory.playlists.keep(rendered, of: keptKey, fetchedAt: fetchedAt)
             kept = rendered
         }
         guard let rendered = kept else { return nil }
@@ -112,11 +133,19 @@ struct PlaylistRenderer {
 
     /// Parses and rewrites an HLS playlist, and records its segments for read-ahead.
     private func renderPlaylist(key: CacheKey, base: String, bytes: [UInt8]) throws -> RenderedPlaylist {
-        let playlist: Playlist
+        var playlist: Playlist
         do throws(PlaylistError) {
             playlist = try Playlist(parsing: bytes)
         } catch {
             throw InvalidPlaylistError(url: key.url, error: error)
+        }
+        let shown = shownView
+        if !shown.isEmpty { playlist = try playlist.viewed(by: shown) }
+        var mapping = mapping
+        if let query = view?.canonicalQuery, playlist.kind == .multivariant {
+            // Its media playlists follow it in the request's view (their window, delay, start).
+            let plain = mapping
+            mapping = .custom { url in plain.map(url).map { Self.appending(query, to: $0) } }
         }
         let body: RenderedBody
         do throws(PlaylistError) {
@@ -138,7 +167,8 @@ struct PlaylistRenderer {
             let count = components.configuration.readAheadCount
             let (segments, isComplete) = SegmentIndex.segmentKeys(
                 of: playlist, url: base, newest: count, policy: components.origin.keys)
-            if isComplete {
+            // A view's rendering may list fewer: the plain one's record stands for the playlist.
+            if isComplete, view == nil {
                 components.segmentIndex.record(playlist: key.url, segments: segments, readsAhead: !playlist.isLive)
             }
             newest = Array(segments.suffix(count))
@@ -155,6 +185,13 @@ struct PlaylistRenderer {
             liveFreshSeconds: PlaylistFreshness.liveFreshSeconds(targetDuration: playlist.targetDuration),
             liveStaleLimitSeconds: PlaylistFreshness.liveStaleLimitSeconds(targetDuration: playlist.targetDuration),
             newestSegments: newest)
+    }
+
+    /// A URI with `query` added to its own.
+    static func appending(_ query: String, to uri: String) -> String {
+        let fragment = uri.firstIndex(of: "#") ?? uri.endIndex
+        let separator = uri[..<fragment].contains("?") ? "&" : "?"
+        return uri[..<fragment] + separator + query + uri[fragment...]
     }
 
     /// The size past which a playlist is rendered on the concurrency pool rather than where its request runs (MPDs

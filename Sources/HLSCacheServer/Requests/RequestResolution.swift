@@ -1,5 +1,6 @@
 import ByteRanges
 import HTTPTypes
+import ManifestURLs
 import OriginCache
 import OriginClient
 import SegmentCache
@@ -55,6 +56,9 @@ enum RequestResolution {
         /// What a fill this request starts adds to its origin request (the player's CMCD with `--cmcd-to-origin`,
         /// ``passingCMCD(of:components:)``): given to the cache with ``fetchKey`` only, never kept.
         var originAdditions: OriginAdditions?
+        /// The request's own manifest view (its `hlscache.*` parameters), checked; `nil` without one. Applied over
+        /// the server's `--manifest-filter` when the object is a manifest, ignored otherwise.
+        var view: ManifestView?
 
         /// Whether manifests are answered as the origin sent them, not rewritten: the request is a child node's.
         var asStored: Bool { !hops.isEmpty }
@@ -71,10 +75,12 @@ enum RequestResolution {
     ///   - via: the `Via` header, if any: a request that passed through this node already is refused (508).
     ///   - readAhead: ``readAheadHeader``'s value, if the request carries it: honoured only with a fleet
     ///     (`--fleet-url`) and, with `--fleet-token`, only when it is that token; ignored otherwise.
+    ///   - view: the `hlscache.*` parameters taken out of the target (``ExchangeRequest/view``), if any: a
+    ///     malformed one is refused (400).
     ///   - components: the configuration and the memoized address policy.
     init(
         method: HTTPRequest.Method, target: String, range: String?, via: String? = nil, readAhead: String? = nil,
-        components: ServerComponents
+        view: String? = nil, components: ServerComponents
     ) {
         // Read in place, field by field: a copy of the whole configuration costs a retain of each of its fields.
         let path = target.utf8.firstIndex(of: UInt8(ascii: "?")).map { String(target[..<$0]) } ?? target
@@ -149,10 +155,22 @@ enum RequestResolution {
             self = .refused(refusal.status, refusal.reason)
             return
         }
+        var manifestView: ManifestView?
+        if let view {
+            do throws(ManifestViewError) {
+                let parsed = try ManifestView(query: view)
+                manifestView = parsed.isEmpty ? nil : parsed
+            } catch {
+                self = .refused(.badRequest, error.message)
+                return
+            }
+        }
         let requested = range.flatMap(RequestedRange.init(header:))
         let key = components.origin.keys.key(origin: url, requested: requested)
         let isReadAhead = readAhead.map { FleetReadAhead.isPeer(readAhead: $0, components.configuration) } ?? false
-        self = .origin(ProxiedObject(url: url, requested: requested, key: key, hops: hops, isReadAhead: isReadAhead))
+        self = .origin(
+            ProxiedObject(
+                url: url, requested: requested, key: key, hops: hops, isReadAhead: isReadAhead, view: manifestView))
     }
 
     /// `508 Loop Detected` (RFC 5842): the answer to a request that came back round a loop of parents.
