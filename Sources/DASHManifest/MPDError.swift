@@ -1,3 +1,5 @@
+import ManifestURLs
+
 /// Why an MPD cannot be used: a message a person can act on, with the line when there is one.
 public struct MPDError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The kind of an ``MPDError``, comparable with `==`.
@@ -15,6 +17,8 @@ public struct MPDError: Error, Sendable, Hashable, CustomStringConvertible {
         /// A `SegmentTemplate` whose segments cannot be counted (no period length, no `SegmentTimeline`): a live
         /// MPD's `$Number$` template, which players count by the clock.
         case uncountable
+        /// A manifest view that cannot be shown (``view``).
+        case view
     }
 
     /// What went wrong.
@@ -23,6 +27,8 @@ public struct MPDError: Error, Sendable, Hashable, CustomStringConvertible {
     public let line: Int?
     /// The reason, without the line.
     public let reason: String
+    /// The view's own error, for ``Kind/view``.
+    public private(set) var view: ManifestViewError?
 
     /// Creates an error.
     /// - Parameters:
@@ -33,6 +39,12 @@ public struct MPDError: Error, Sendable, Hashable, CustomStringConvertible {
         self.kind = kind
         self.reason = reason
         self.line = line.flatMap { $0 > 0 ? $0 : nil }
+    }
+
+    /// The error of a view that cannot be shown.
+    public init(view: ManifestViewError) {
+        self.init(.view, view.message)
+        self.view = view
     }
 
     /// `<reason> (line N)`.

@@ -28,16 +28,27 @@ public enum MPDManifest {
     ///   - bytes: the document.
     ///   - url: where it was fetched from (after redirects): the base of its relative references.
     ///   - mapping: how a resolved URL is written (the proxy form, or the reverse mode's paths).
-    /// - Returns: the rewritten document (UTF-8, with an XML declaration) and the model.
+    ///   - view: what of it players are shown (``MPDView``); all of it by default.
+    /// - Returns: the rewritten document (UTF-8, with an XML declaration) and the model (of what the view shows).
     /// - Throws: ``MPDError``, as ``parse(_:url:)``; `tooLarge` when a URL written would be longer than
-    ///   `RewriteLimits.maxURIBytes` or the output larger than `RewriteLimits` allows a playlist of that size.
+    ///   `RewriteLimits.maxURIBytes` or the output larger than `RewriteLimits` allows a playlist of that size;
+    ///   `view` when the view leaves nothing to play.
     public static func rewrite(
-        _ bytes: [UInt8], url: String, mapping: URIMapping
+        _ bytes: [UInt8], url: String, mapping: URIMapping, view: ManifestView = ManifestView()
     ) throws(MPDError) -> (bytes: [UInt8], mpd: MPD) {
         _ = initialized
         let tree = try XMLTree(parsing: bytes, url: url)
         guard let root = tree.root else { throw MPDError(.notWellFormed, "no root element") }
         let element = XMLElement(node: root)
+        // Read whole first: a view of an MPD that does not read is not shown.
+        _ = try MPDReader.read(element)
+        if !view.isEmpty {
+            do throws(ManifestViewError) {
+                try MPDView.apply(view, to: element)
+            } catch {
+                throw MPDError(view: error)
+            }
+        }
         let mpd = try MPDReader.read(element)
         var rewriter = MPDRewriter(mapping: mapping, inputBytes: bytes.count)
         try rewriter.rewrite(element, base: url, underBaseURL: false)

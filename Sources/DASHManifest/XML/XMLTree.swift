@@ -147,6 +147,25 @@ struct XMLElement {
         return String(cString: content)
     }
 
+    /// Takes the element out of its document and frees it (with its children): no handle of it may be used after.
+    func remove() {
+        xmlUnlinkNode(node)
+        xmlFreeNode(node)
+    }
+
+    /// Adds a child element `name` in the element's own namespace, with `attributes` in order; returns it.
+    @discardableResult
+    func addChild(_ name: String, attributes: [(String, String)]) -> XMLElement {
+        let child = XMLElement(node: xmlNewChild(node, node.pointee.ns, name, nil))
+        for (attribute, value) in attributes { child.setAttribute(attribute, value) }
+        return child
+    }
+
+    /// Removes an attribute in no namespace, if present.
+    func removeAttribute(_ name: String) {
+        xmlUnsetProp(node, name)
+    }
+
     /// Replaces the content with one text node (no entity is interpreted).
     func setText(_ value: String) {
         xmlNodeSetContent(node, nil)

@@ -62,8 +62,7 @@ extension Answer {
         canSendFile: Bool, arrivedAt: ContinuousClock.Instant? = nil, batch: WakeBatch? = nil,
         keeping remembered: RememberedTarget? = nil
     ) {
-        // A view's rendering is planned, not kept with the hits of its plain target's.
-        guard !resolved.isReadAhead, resolved.view == nil else { return nil }
+        guard !resolved.isReadAhead else { return nil }
         let key = resolved.key
         let isHead = request.method == .head
         // What decides whether the event loop answers is decided here, before the hit is counted, so that a hit
@@ -73,7 +72,7 @@ extension Answer {
             case object(ObjectHead.Outcome, CacheResponse, SegmentCache.HitLease?)
         }
         let plan: Plan
-        if !resolved.asStored, let shared = batch?.playlistHits[key] {
+        if !resolved.asStored, resolved.view == nil, let shared = batch?.playlistHits[key] {
             components.cache.countHit()
             plan = .playlist(shared.rendered, shared.metadata, nil)
         } else {
@@ -86,7 +85,8 @@ extension Answer {
                 metadata in
                 guard (200..<300).contains(metadata.status), metadata.contentLength != nil else { return false }
                 if metadata.objectKind.isManifest, !resolved.asStored {
-                    guard
+                    // A view's rendering is planned (``PlaylistRenderer``), not kept with the plain target's hits.
+                    guard resolved.view == nil,
                         let rendered = components.memory.playlists.rendering(of: key, fetchedAt: metadata.fetchedAt)
                     else { return false }
                     if case .file = rendered.body, !canSendFile, !isHead { return false }

@@ -95,8 +95,9 @@ struct PlaylistRenderer {
     private func renderMPD(key: CacheKey, base: String, bytes: [UInt8]) throws -> RenderedPlaylist {
         let rewritten: (bytes: [UInt8], mpd: MPD)
         do throws(MPDError) {
-            rewritten = try MPDManifest.rewrite(bytes, url: base, mapping: mapping)
+            rewritten = try MPDManifest.rewrite(bytes, url: base, mapping: mapping, view: shownView)
         } catch {
+            if let view = error.view { throw view }
             throw InvalidMPDError(url: key.url, error: error)
         }
         let body = rewritten.bytes.withUnsafeBufferPointer { components.memory.playlists.body(for: $0) }

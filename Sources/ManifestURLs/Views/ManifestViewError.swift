@@ -1,6 +1,6 @@
 /// Why the `hlscache.*` parameters of a manifest URL (or a `--manifest-filter`, a `--view`) do not make a view.
-public struct ManifestViewError: Error, Sendable, Equatable, CustomStringConvertible {
-    private enum Code: Sendable, Equatable {
+public struct ManifestViewError: Error, Sendable, Hashable, CustomStringConvertible {
+    private enum Code: Sendable, Hashable {
         case unknown, repeated, malformed, leavesNothing, beforeHistory, unrenderable
     }
 
