@@ -34,6 +34,7 @@ struct ServeCommand: AsyncParsableCommand {
             .value("cmcd-prefetch-max-buffer"),
             .value("cmsd"), .flag("cmcd-to-origin"), .value("tls-certificate"), .value("tls-key"), .value("tls-port"),
             .value("http2-max-streams"), .value("manifest-filter"),
+            .value("live-history"),
         ]
 
     /// ``environmentOptions`` less the variables of options `arguments` give under another name: an old spelling on
@@ -73,6 +74,12 @@ struct ServeCommand: AsyncParsableCommand {
             "The view every manifest is served through, as hlscache.* query parameters (a request's own narrow it).",
             valueName: "hlscache.name=value&..."))
     var manifestFilter: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "How long the live history keeps each watched live playlist's segments, for hlscache.delay and start-over "
+                + "(seconds, or with s, m, h; 0: none).", valueName: "duration"))
+    var liveHistory = "2h"
 
     @OptionGroup(title: "Cache and origins")
     var shared: OriginOptions
@@ -220,6 +227,21 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "on: answers carry CMSD-Static and CMSD-Dynamic (CTA-5006); off: they do not.")
     var cmsd = "on"
 
+    /// A duration in seconds: a number, or a number with `s`, `m` or `h`.
+    static func duration(_ text: String) -> Double? {
+        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600]
+        var number = Substring(text)
+        var unit = 1.0
+        if let last = text.last, let scale = units[last] {
+            unit = scale
+            number = number.dropLast()
+        }
+        guard !number.isEmpty, number.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
+            let value = Double(number), value.isFinite
+        else { return nil }
+        return value * unit
+    }
+
     func validate() throws {
         _ = try makeConfiguration()
     }
@@ -239,6 +261,10 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("--http2-max-streams must be 1...10000 (got \(http2MaxStreams))")
         }
         configuration.http2MaxStreams = http2MaxStreams
+        guard let history = Self.duration(liveHistory), history <= 7 * 86_400 else {
+            throw ValidationError("--live-history must be seconds (or with s, m, h) up to a week, 0 for none")
+        }
+        configuration.liveHistorySeconds = history
         if let manifestFilter {
             do throws(ManifestViewError) {
                 configuration.manifestFilter = try ManifestView(query: manifestFilter)

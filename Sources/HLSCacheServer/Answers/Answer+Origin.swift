@@ -55,8 +55,11 @@ private struct OriginAnswers {
             return failed(FetchFailure(error, url: key.url), resolved, record: record)
         }
         guard (200..<300).contains(response.metadata.status) else {
-            return failed(
-                FetchFailure(originStatus: response.metadata.status, url: resolved.url), resolved, record: record)
+            let status = response.metadata.status
+            if status == 404 || status == 410, components.liveHistory?.lists(segment: resolved.url) == true {
+                return failed(FetchFailure(goneFromHistory: resolved.url, originStatus: status), resolved, record: record)
+            }
+            return failed(FetchFailure(originStatus: status, url: resolved.url), resolved, record: record)
         }
         var answer = await answer(response, resolved, record: record)
         // Filled through a parent on this request: say what the parent's cache did.

@@ -19,6 +19,7 @@ import SegmentCache
 /// | origin timed out | 504 | yes |
 /// | any other origin failure (DNS, connect, reset, TLS…) | 502 | yes |
 /// | origin answered 4xx | the same 4xx | no |
+/// | origin answered 404 or 410 for a segment the live history lists | 410 | no |
 /// | origin answered 5xx (or another non-2xx) | 502 | 5xx only |
 /// | `--max-fills` origin fetches in flight already | 503 with `Retry-After: 1` | no |
 /// | anything else (a disk error, a rendering lost) | 502 | no |
@@ -113,6 +114,13 @@ struct FetchFailure: Sendable {
         } else {
             self.init(.badGateway, reason, stale: status >= 500 ? "origin answered \(status)" : nil, log: log)
         }
+    }
+
+    /// A segment the live history lists, gone from the cache and from the origin (which answered `status`): 410.
+    init(goneFromHistory url: String, originStatus status: Int) {
+        self.init(
+            .gone, "\(url) was evicted from the cache and the origin no longer has it (it answered \(status))",
+            stale: nil, log: (.warning, "history segment gone", ["url": "\(url)", "status": "\(status)"]))
     }
 
     private init(

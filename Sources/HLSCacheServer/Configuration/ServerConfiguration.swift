@@ -21,6 +21,9 @@ public struct ServerConfiguration: Sendable {
     /// The view every manifest is served through (`--manifest-filter`): a request's own `hlscache.*` parameters
     /// narrow it, never widen it. Empty by default.
     public var manifestFilter = ManifestView()
+    /// How long the live history keeps what each watched live media playlist listed (`--live-history`, seconds): for
+    /// `hlscache.delay` and start-over; 0 keeps none. Two hours by default.
+    public var liveHistorySeconds: Double = 7200
 
     /// Where the server's certificate and key are, and the port HTTPS is served on.
     public struct TLSSettings: Sendable, Equatable {

@@ -88,7 +88,7 @@ struct PlaylistRenderer {
         components.metrics.playlistRenders.increment()
         let base = metadata.baseURL ?? key.url
         if metadata.objectKind == .dashManifest { return try renderMPD(key: key, base: base, bytes: bytes) }
-        return try renderPlaylist(key: key, base: base, bytes: bytes)
+        return try renderPlaylist(key: key, base: base, bytes: bytes, fetchedAt: metadata.fetchedAt)
     }
 
     /// Rewrites an MPD: every URL a player fetches mapped like a playlist's URIs.
@@ -133,7 +133,9 @@ struct PlaylistRenderer {
     }
 
     /// Parses and rewrites an HLS playlist, and records its segments for read-ahead.
-    private func renderPlaylist(key: CacheKey, base: String, bytes: [UInt8]) throws -> RenderedPlaylist {
+    private func renderPlaylist(
+        key: CacheKey, base: String, bytes: [UInt8], fetchedAt: Date
+    ) throws -> RenderedPlaylist {
         var playlist: Playlist
         do throws(PlaylistError) {
             playlist = try Playlist(parsing: bytes)
@@ -141,6 +143,10 @@ struct PlaylistRenderer {
             throw InvalidPlaylistError(url: key.url, error: error)
         }
         let shown = shownView
+        if playlist.kind == .media {
+            playlist = try LiveHistoryViews(components: components).playlist(
+                playlist, url: key.url, base: base, fetchedAt: fetchedAt, view: shown)
+        }
         if !shown.isEmpty { playlist = try playlist.viewed(by: shown) }
         var mapping = mapping
         if let query = view?.canonicalQuery, playlist.kind == .multivariant {

@@ -31,6 +31,11 @@ final class ServerComponents: Sendable {
     let cmcdRecent = CMCDPrefetch.Recent()
     /// Fills this node's cache: the fleet's read-ahead requests are queued here (``readAhead`` when that is local).
     let ownReadAhead: ReadAhead
+    /// The live history (`--live-history`), unless it is off.
+    let liveHistory: LiveHistory?
+    /// The segments the live history lists, fetched when first listed: a queue of their own, local or through the
+    /// fleet.
+    let historyReadAhead: ReadAhead
     /// Logs, metrics, stream activity and request ids.
     let observability: Observability
     /// Which processor each event loop and its origin thread are bound to (`--cpu-affinity`).
@@ -88,6 +93,12 @@ final class ServerComponents: Sendable {
         }
         if let fleet { delivery = .fleet(fleet) }
         cmcdReadAhead = ReadAhead(delivery, concurrency: configuration.readAheadConcurrency, logger: logger)
+        historyReadAhead = ReadAhead(delivery, concurrency: configuration.readAheadConcurrency, logger: logger)
+        liveHistory =
+            configuration.liveHistorySeconds > 0
+            ? LiveHistory(
+                keepSeconds: configuration.liveHistorySeconds, cacheDirectory: originCache.cacheDirectory,
+                logger: logger) : nil
         if configuration.readAheadCount == 0 {
             readAhead = nil
         } else if case .fleet = delivery {

@@ -17,7 +17,8 @@ extension Playlist {
         var output: [UInt8]?
         switch kind {
         case .multivariant where view.filtersStreams: output = try filteredVariants(view)
-        case .media where view.windowSeconds != nil && !hasEndList && playlistType != .vod:
+        // Not an EVENT playlist (start-over's): its segments are never removed.
+        case .media where view.windowSeconds != nil && !hasEndList && playlistType == nil:
             output = windowed(seconds: view.windowSeconds!)
         default: break
         }

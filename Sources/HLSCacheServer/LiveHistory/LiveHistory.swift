@@ -1,0 +1,148 @@
+import Foundation
+import HLSPlaylist
+import Logging
+import Synchronization
+
+/// The live history (`--live-history`): for each live media playlist players watch, the timeline hlscache saw
+/// (``LiveTimeline``), for `hlscache.delay` and start-over. Bounded (``maxTimelines`` playlists, each pruned by age
+/// and capped at ``LiveTimeline/maxSegments``), and persisted in the cache directory (one JSON file per playlist,
+/// written again at most every ``persistInterval`` and at each pruning), so that a restart keeps it.
+final class LiveHistory: Sendable {
+    /// How long a segment is kept, seconds.
+    let keepSeconds: Double
+    /// Where the timelines are persisted (`<cache dir>/live-history`), if anywhere.
+    let directory: String?
+    private let logger: Logger
+    private let state = Mutex<State>(State())
+
+    /// The most playlists followed at once; the one recorded least recently goes first.
+    static let maxTimelines = 256
+    /// How often a timeline is written to its file at most, seconds.
+    static let persistInterval = 5.0
+
+    private struct Entry {
+        var timeline: LiveTimeline
+        var lastRecorded: Double
+        var lastPersisted: Double
+    }
+
+    private struct State {
+        var timelines: [String: Entry] = [:]
+    }
+
+    /// What a timeline's file holds.
+    private struct Persisted: Codable {
+        var url: String
+        var timeline: LiveTimeline
+    }
+
+    /// - Parameters:
+    ///   - keepSeconds: `--live-history`.
+    ///   - cacheDirectory: the cache directory, if the server has one on disk; the history loads from it.
+    init(keepSeconds: Double, cacheDirectory: String?, logger: Logger) {
+        self.keepSeconds = keepSeconds
+        self.logger = logger
+        directory = cacheDirectory.map { $0 + "/live-history" }
+        load()
+    }
+
+    /// Records a version of a live media playlist fetched at `fetchedAt`, its URIs absolute.
+    /// - Returns: the segments seen for the first time (their URLs, and those of keys and maps first seen), for the
+    ///   caller to fetch: start-over finds them cached even once the origin dropped them.
+    func record(url: String, _ playlist: Playlist, fetchedAt: Date) -> [String] {
+        let now = fetchedAt.timeIntervalSince1970
+        let (urls, toPersist) = state.withLock { state -> ([String], Persisted?) in
+            var entry =
+                state.timelines[url] ?? Entry(timeline: LiveTimeline(), lastRecorded: now, lastPersisted: 0)
+            let knownKeys = Set(entry.timeline.segments.suffix(1).flatMap(\.keys))
+            let knownMap = entry.timeline.segments.last?.map
+            let fresh = entry.timeline.record(playlist, fetchedAt: now)
+            entry.timeline.prune(before: now - keepSeconds)
+            entry.lastRecorded = now
+            var toPersist: Persisted?
+            if !fresh.isEmpty, now - entry.lastPersisted >= Self.persistInterval || entry.timeline.ended {
+                entry.lastPersisted = now
+                toPersist = Persisted(url: url, timeline: entry.timeline)
+            }
+            state.timelines[url] = entry
+            if state.timelines.count > Self.maxTimelines,
+                let oldest = state.timelines.min(by: { $0.value.lastRecorded < $1.value.lastRecorded })?.key
+            {
+                state.timelines[oldest] = nil
+            }
+            // Whole segments (a byte range is fetched as players ask), and the keys and maps first seen with them.
+            var urls = fresh.filter { $0.byteRange == nil }.map(\.uri)
+            for segment in fresh {
+                urls += segment.keys.filter { !knownKeys.contains($0) }.compactMap(Self.uri(inTagLine:))
+                if let map = segment.map, map != knownMap, let url = Self.uri(inTagLine: map) { urls.append(url) }
+            }
+            return (urls, toPersist)
+        }
+        if let toPersist { persist(toPersist) }
+        var seen = Set<String>()
+        return urls.filter { seen.insert($0).inserted }
+    }
+
+    /// The absolute `http(s)` `URI` of a key or map line.
+    static func uri(inTagLine line: String) -> String? {
+        guard let start = line.range(of: "URI=\"") else { return nil }
+        let rest = line[start.upperBound...]
+        guard let end = rest.firstIndex(of: "\"") else { return nil }
+        let url = String(rest[..<end])
+        return url.hasPrefix("http://") || url.hasPrefix("https://") ? url : nil
+    }
+
+    /// The timeline of `url`, if it is followed.
+    func timeline(of url: String) -> LiveTimeline? {
+        state.withLock { $0.timelines[url]?.timeline }
+    }
+
+    /// Whether a followed timeline lists the segment at `url`.
+    func lists(segment url: String) -> Bool {
+        state.withLock { state in state.timelines.values.contains { $0.timeline.lists(url) } }
+    }
+
+    /// The file of `url`'s timeline.
+    private func file(of url: String) -> String? {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in url.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return directory.map { $0 + "/" + String(hash, radix: 16) + ".json" }
+    }
+
+    /// Writes a timeline to its file (a temporary file renamed over it: a crash leaves the old one or the new one).
+    private func persist(_ persisted: Persisted) {
+        guard let path = file(of: persisted.url), let directory else { return }
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let data = try JSONEncoder().encode(persisted)
+            try data.write(to: URL(fileURLWithPath: path), options: .atomic)
+        } catch {
+            logger.warning(
+                "live history not saved", metadata: ["url": "\(SecretRedaction.redact(persisted.url))", "error": "\(error)"])
+        }
+    }
+
+    /// Loads the persisted timelines, pruned by age; files of timelines wholly past go.
+    private func load() {
+        guard let directory, let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
+        let now = Date().timeIntervalSince1970
+        var loaded: [String: Entry] = [:]
+        for name in names where name.hasSuffix(".json") {
+            let path = directory + "/" + name
+            guard let data = FileManager.default.contents(atPath: path),
+                var persisted = try? JSONDecoder().decode(Persisted.self, from: data)
+            else {
+                try? FileManager.default.removeItem(atPath: path)
+                continue
+            }
+            persisted.timeline.prune(before: now - keepSeconds)
+            guard !persisted.timeline.segments.isEmpty else {
+                try? FileManager.default.removeItem(atPath: path)
+                continue
+            }
+            loaded[persisted.url] = Entry(timeline: persisted.timeline, lastRecorded: now, lastPersisted: now)
+        }
+        state.withLock { $0.timelines = loaded }
+        if !loaded.isEmpty { logger.info("live history loaded", metadata: ["playlists": "\(loaded.count)"]) }
+    }
+}

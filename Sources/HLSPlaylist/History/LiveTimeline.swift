@@ -1,0 +1,159 @@
+import Foundation
+import ManifestURLs
+
+/// What a live media playlist listed over time: every segment once, and which of them each version seen listed. From
+/// it, the playlist as it was some seconds ago (`hlscache.delay`) and start-over from a time (`hlscache.start`,
+/// `hlscache.end`) are written again. No I/O: the server keeps, bounds and persists timelines.
+public struct LiveTimeline: Codable, Sendable, Equatable {
+    /// Which segments one version of the playlist listed, and when it was fetched (Unix seconds).
+    public struct Version: Codable, Sendable, Equatable {
+        public var at: Double
+        public var first: Int
+        public var last: Int
+    }
+
+    /// The playlist's `EXT-X-TARGETDURATION` (the largest seen).
+    public var targetDuration = 1
+    /// Its `EXT-X-VERSION`, if any.
+    public var version: Int?
+    /// Every segment seen, by ascending sequence number.
+    public private(set) var segments: [HistorySegment] = []
+    /// The versions seen, oldest first.
+    public private(set) var versions: [Version] = []
+    /// Whether the origin ended the stream (`EXT-X-ENDLIST`).
+    public private(set) var ended = false
+
+    /// The most segments kept (a day and a half of 1 s segments).
+    public static let maxSegments = 131_072
+
+    public init() {}
+
+    /// Records a version of the playlist (its URIs absolute), fetched at `fetchedAt`.
+    /// - Returns: the segments seen for the first time. A version no newer than the last is ignored; one whose
+    ///   sequence numbers went back (the origin restarted the stream) starts the timeline afresh.
+    @discardableResult
+    public mutating func record(_ playlist: Playlist, fetchedAt: Double) -> [HistorySegment] {
+        guard playlist.kind == .media, versions.last.map({ fetchedAt > $0.at }) ?? true else { return [] }
+        var listed = playlist.historySegments(fetchedAt: fetchedAt)
+        guard let first = listed.first, let last = listed.last else { return [] }
+        if let newest = segments.last, last.sequence < newest.sequence
+            || segments.contains(where: { $0.sequence == first.sequence && $0.uri != first.uri })
+        {
+            self = LiveTimeline()
+        }
+        targetDuration = max(targetDuration, playlist.targetDuration ?? 1)
+        version = playlist.tags.lazy.compactMap { if case .version(let value) = $0.tag { value } else { nil } }.first
+        ended = playlist.hasEndList
+        if segments.isEmpty {
+            // The first version: each segment was published about when the ones after it had not played yet.
+            var later = 0.0
+            for index in listed.indices.reversed() {
+                listed[index].seenAt = fetchedAt - later
+                later += listed[index].duration
+            }
+        }
+        let newest = segments.last?.sequence ?? Int.min
+        let fresh = listed.filter { $0.sequence > newest }
+        segments.append(contentsOf: fresh)
+        versions.append(Version(at: fetchedAt, first: first.sequence, last: last.sequence))
+        if segments.count > Self.maxSegments { segments.removeFirst(segments.count - Self.maxSegments) }
+        return fresh
+    }
+
+    /// Drops what started before `time` (Unix seconds).
+    public mutating func prune(before time: Double) {
+        if let keep = segments.firstIndex(where: { $0.startTime >= time }) {
+            segments.removeFirst(keep)
+        } else {
+            segments.removeAll()
+        }
+        versions.removeAll { $0.at < time }
+    }
+
+    /// Whether the timeline lists `uri`.
+    public func lists(_ uri: String) -> Bool { segments.contains { $0.uri == uri } }
+
+    /// The playlist as the origin had it `seconds` before `now`: the version seen then, or (before the first version
+    /// seen) the segments published by then, as many as that first version listed.
+    /// - Throws: ``ManifestViewError/beforeHistory(_:)`` when the history does not reach back that far.
+    public func delayed(by seconds: Double, now: Double) throws(ManifestViewError) -> String {
+        let then = now - seconds
+        var listed: ArraySlice<HistorySegment>
+        if let version = versions.last(where: { $0.at <= then }) {
+            listed = segments[...].filter { $0.sequence >= version.first && $0.sequence <= version.last }[...]
+        } else {
+            let count = versions.first.map { $0.last - $0.first + 1 } ?? 0
+            listed = segments[...].filter { $0.seenAt <= then }.suffix(count)
+        }
+        guard !listed.isEmpty else {
+            let held = segments.first.map { Int(now - $0.seenAt) } ?? 0
+            throw .beforeHistory(
+                "hlscache holds \(held) s of this stream's history, less than a delay of \(Self.number(seconds)) s")
+        }
+        return render(listed, type: nil, ended: false)
+    }
+
+    /// Start-over: the segments from the one playing at `start` (by date, else by when hlscache first saw it), up to
+    /// `end` if given: an `EVENT` playlist growing until then (or until the origin ends the stream), then VOD.
+    /// - Throws: ``ManifestViewError/beforeHistory(_:)`` for a start before the history, or after its newest segment.
+    public func startOver(from start: Double, until end: Double?, now: Double) throws(ManifestViewError) -> String {
+        guard let oldest = segments.first, let newest = segments.last else {
+            throw .beforeHistory("hlscache holds no history of this stream yet")
+        }
+        guard start >= oldest.startTime - Double(targetDuration) else {
+            throw .beforeHistory(
+                "hlscache.start is before this stream's history, which starts at "
+                    + Playlist.dateText(Date(timeIntervalSince1970: oldest.startTime)))
+        }
+        guard start < newest.startTime + newest.duration else {
+            throw .beforeHistory("hlscache.start is after this stream's newest segment")
+        }
+        let first = segments.lastIndex { $0.startTime <= start } ?? 0
+        var listed = segments[first...]
+        var complete = ended
+        if let end {
+            listed = listed.prefix { $0.startTime < end }
+            if newest.startTime + newest.duration >= end { complete = true }
+        }
+        return render(listed, type: complete ? "VOD" : "EVENT", ended: complete)
+    }
+
+    /// A media playlist listing `listed`, each with the key, map, discontinuity and date tags it needs.
+    private func render(_ listed: ArraySlice<HistorySegment>, type: String?, ended: Bool) -> String {
+        var text = "#EXTM3U\n"
+        if let version { text += "#EXT-X-VERSION:\(version)\n" }
+        let longest = listed.map(\.duration).max() ?? 0
+        text += "#EXT-X-TARGETDURATION:\(max(targetDuration, Int(longest.rounded())))\n"
+        if let type { text += "#EXT-X-PLAYLIST-TYPE:\(type)\n" }
+        guard let head = listed.first else { return text + (ended ? "#EXT-X-ENDLIST\n" : "") }
+        text += "#EXT-X-MEDIA-SEQUENCE:\(head.sequence)\n"
+        text += "#EXT-X-DISCONTINUITY-SEQUENCE:\(head.discontinuitySequence)\n"
+        var keys: [String] = []
+        var map: String?
+        var previous: HistorySegment?
+        for segment in listed {
+            if previous != nil, segment.discontinuity { text += "#EXT-X-DISCONTINUITY\n" }
+            if segment.keys != keys {
+                text += segment.keys.isEmpty ? "#EXT-X-KEY:METHOD=NONE\n" : segment.keys.joined(separator: "\n") + "\n"
+                keys = segment.keys
+            }
+            if segment.map != map, let line = segment.map {
+                text += line + "\n"
+                map = line
+            }
+            if let date = segment.date {
+                text += "#EXT-X-PROGRAM-DATE-TIME:" + Playlist.dateText(Date(timeIntervalSince1970: date)) + "\n"
+            }
+            if segment.gap { text += "#EXT-X-GAP\n" }
+            text += "#EXTINF:\(segment.duration),\n"
+            if let range = segment.byteRange { text += "#EXT-X-BYTERANGE:\(range)\n" }
+            text += segment.uri + "\n"
+            previous = segment
+        }
+        return text + (ended ? "#EXT-X-ENDLIST\n" : "")
+    }
+
+    private static func number(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
+    }
+}
