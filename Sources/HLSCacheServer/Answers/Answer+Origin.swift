@@ -57,7 +57,8 @@ private struct OriginAnswers {
         guard (200..<300).contains(response.metadata.status) else {
             let status = response.metadata.status
             if status == 404 || status == 410, components.liveHistory?.lists(segment: resolved.url) == true {
-                return failed(FetchFailure(goneFromHistory: resolved.url, originStatus: status), resolved, record: record)
+                return failed(
+                    FetchFailure(goneFromHistory: resolved.url, originStatus: status), resolved, record: record)
             }
             return failed(FetchFailure(originStatus: status, url: resolved.url), resolved, record: record)
         }

@@ -92,6 +92,19 @@ final class LiveHistory: Sendable {
         return url.hasPrefix("http://") || url.hasPrefix("https://") ? url : nil
     }
 
+    /// Writes every timeline changed since it was last written (at a graceful stop).
+    func persistAll() {
+        let changed = state.withLock { state -> [Persisted] in
+            var changed: [Persisted] = []
+            for (url, entry) in state.timelines where entry.lastRecorded > entry.lastPersisted {
+                changed.append(Persisted(url: url, timeline: entry.timeline))
+                state.timelines[url]?.lastPersisted = entry.lastRecorded
+            }
+            return changed
+        }
+        for persisted in changed { persist(persisted) }
+    }
+
     /// The timeline of `url`, if it is followed.
     func timeline(of url: String) -> LiveTimeline? {
         state.withLock { $0.timelines[url]?.timeline }
@@ -118,7 +131,8 @@ final class LiveHistory: Sendable {
             try data.write(to: URL(fileURLWithPath: path), options: .atomic)
         } catch {
             logger.warning(
-                "live history not saved", metadata: ["url": "\(SecretRedaction.redact(persisted.url))", "error": "\(error)"])
+                "live history not saved",
+                metadata: ["url": "\(SecretRedaction.redact(persisted.url))", "error": "\(error)"])
         }
     }
 

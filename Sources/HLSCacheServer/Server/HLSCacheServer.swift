@@ -162,6 +162,8 @@ public struct HLSCacheServer: Sendable {
         if await !components.origin.shutdownClients(within: .seconds(2)) {
             logger.warning("the origin client threads did not stop within 2 s")
         }
+        // What the last seconds added, kept for the next start.
+        components.liveHistory?.persistAll()
         logger.info("hlscache stopped", metadata: ["cache_entries": "\(components.cache.statistics.entries)"])
         // Its log is written when this returns (standard output, or a test's lines).
         components.observability.directOutput.flush()

@@ -36,8 +36,9 @@ public struct LiveTimeline: Codable, Sendable, Equatable {
         guard playlist.kind == .media, versions.last.map({ fetchedAt > $0.at }) ?? true else { return [] }
         var listed = playlist.historySegments(fetchedAt: fetchedAt)
         guard let first = listed.first, let last = listed.last else { return [] }
-        if let newest = segments.last, last.sequence < newest.sequence
-            || segments.contains(where: { $0.sequence == first.sequence && $0.uri != first.uri })
+        if let newest = segments.last,
+            last.sequence < newest.sequence
+                || segments.contains(where: { $0.sequence == first.sequence && $0.uri != first.uri })
         {
             self = LiveTimeline()
         }

@@ -1,0 +1,121 @@
+import Foundation
+import HLSCacheTesting
+import HLSPlaylist
+import Testing
+
+/// The live history through a real server: `hlscache.delay` follows the origin's versions some seconds behind,
+/// start-over plays the live stream's first segments from the cache once the origin has dropped them, and again
+/// after a restart; a listed segment gone from cache and origin is a 410.
+@Suite("Live history: delay and start-over")
+struct LiveHistoryTests {
+    /// The media sequence number and segment count of a playlist's text.
+    static func listing(_ text: String) throws -> (sequence: Int, count: Int, playlist: Playlist) {
+        let playlist = try Playlist(parsing: text)
+        return (playlist.mediaSequence, playlist.segments.count, playlist)
+    }
+
+    @Test(
+        "over a minute of play, hlscache.delay=20 lists what the origin listed 20 s before; start-over plays the first segments from the cache once the origin deleted them, and after a restart"
+    )
+    func delayAndStartOver() async throws {
+        let origin = StreamOrigin()
+        try await origin.start()
+        defer { origin.stop() }
+        let directory = ServerProcess.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var server = try await InProcessServer.start(
+            cacheDirectory: directory, arguments: ["--allow-host", "127.0.0.1", "--read-ahead", "0"])
+        let plain = server.proxied(origin.url("/live/index.m3u8"))
+        let started = Date().timeIntervalSince1970
+        // The origin's versions, logged once a second; a player polls through hlscache as often.
+        var versions: [(at: Double, sequence: Int)] = []
+        var delayedChecks = 0
+        var delayedPlay: Task<ChildProcess.Result, any Error>?
+        while Date().timeIntervalSince1970 - started < 62 {
+            let now = Date().timeIntervalSince1970
+            let direct = try await TestHTTP.get(origin.url("/live/index.m3u8"))
+            versions.append((now, try Self.listing(direct.text).sequence))
+            #expect(try await TestHTTP.get(plain).status == 200)
+            if now - started >= 22 {
+                let delayed = try await TestHTTP.get(plain + "?hlscache.delay=20")
+                #expect(delayed.status == 200, "\(delayed.text)")
+                let listed = try Self.listing(delayed.text)
+                let then = try #require(versions.last { $0.at <= Date().timeIntervalSince1970 - 20 })
+                #expect(abs(listed.sequence - then.sequence) <= 1, "\(listed.sequence) against \(then.sequence)")
+                #expect(listed.count == 4 && listed.playlist.isLive)
+                delayedChecks += 1
+                if delayedPlay == nil {
+                    let url = plain + "?hlscache.delay=20"
+                    delayedPlay = Task {
+                        try await FFmpeg.run([
+                            "-nostdin", "-v", "error", "-i", url, "-t", "4", "-map", "0", "-c", "copy", "-f",
+                            "framemd5", "-",
+                        ])
+                    }
+                }
+            }
+            try await Task.sleep(for: .seconds(1))
+        }
+        #expect(delayedChecks >= 30)
+        let played = try #require(await delayedPlay?.value)
+        #expect(played.status == 0 && played.output.split(separator: "\n").count > 20, "\(played.errors)")
+
+        // Start-over from the first segment hlscache saw listed: the origin deletes it and the five after it.
+        let first = try #require(versions.first).sequence
+        for number in first..<(first + 6) { origin.set("/live/seg\(number).ts", .status(404)) }
+        // The first version's oldest segment was published some 6 s before it was fetched.
+        let start = Int(started) - 5
+        let url = plain + "?hlscache.start=\(start)&hlscache.end=\(start + 10)"
+        let answer = try await TestHTTP.get(url)
+        let startOver = try Self.listing(answer.text)
+        #expect(startOver.sequence == first && startOver.playlist.hasEndList, "\(answer.text)")
+        let numbers = startOver.playlist.segments.map(\.sequenceNumber)
+        #expect(numbers.count >= 5)
+        var compare = "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXT-X-PLAYLIST-TYPE:VOD\n"
+        for number in numbers { compare += "#EXTINF:2.0,\n/live-source/seg\(number % 20).ts\n" }
+        origin.set("/compare.m3u8", .body(compare + "#EXT-X-ENDLIST\n", contentType: "application/vnd.apple.mpegurl"))
+        let expected = try await FFmpeg.framemd5(origin.url("/compare.m3u8"))
+        #expect(expected.status == 0, "\(expected.errors)")
+        let fromCache = try await FFmpeg.framemd5(url)
+        #expect(fromCache.status == 0 && fromCache.output == expected.output, "\(fromCache.errors)")
+
+        // After a restart: the history and the segments are still there.
+        await server.stop()
+        server = try await InProcessServer.start(
+            cacheDirectory: directory, arguments: ["--allow-host", "127.0.0.1", "--read-ahead", "0"])
+        let restartedURL =
+            server.proxied(origin.url("/live/index.m3u8")) + "?hlscache.start=\(start)&hlscache.end=\(start + 10)"
+        let again = try await FFmpeg.framemd5(restartedURL)
+        #expect(again.status == 0 && again.output == expected.output, "\(again.errors)")
+        await server.stop()
+    }
+
+    @Test("a segment the history lists, gone from the cache and the origin, is a 410 with the reason")
+    func goneSegment() async throws {
+        try await withServer(arguments: ["--read-ahead", "0"]) { server, origin in
+            let plain = server.proxied(origin.url("/live/index.m3u8"))
+            // A segment the origin will list but never serve: its fetch when first listed fails too.
+            let missing = origin.liveEdge + 1
+            origin.set("/live/seg\(missing).ts", .status(404))
+            var listed = false
+            for _ in 0..<40 where !listed {
+                listed = try await TestHTTP.get(plain).text.contains("seg\(missing).ts")
+                if !listed { try await Task.sleep(for: .milliseconds(250)) }
+            }
+            #expect(listed)
+            let answer = try await TestHTTP.get(server.proxied(origin.url("/live/seg\(missing).ts")))
+            #expect(answer.status == 410 && answer.text.contains("no longer has it"), "\(answer.status) \(answer.text)")
+            // A start before the history is refused with the reason.
+            let early = try await TestHTTP.get(plain + "?hlscache.start=2000-01-01T00:00:00Z")
+            #expect(early.status == 422 && early.text.contains("before"), "\(early.text)")
+        }
+    }
+
+    @Test("with --live-history 0, a delay is refused with the reason")
+    func historyOff() async throws {
+        try await withServer(arguments: ["--live-history", "0"]) { server, origin in
+            let answer = try await TestHTTP.get(server.proxied(origin.url("/live/index.m3u8")) + "?hlscache.delay=10")
+            #expect(answer.status == 422 && answer.text.contains("--live-history 0"), "\(answer.text)")
+        }
+    }
+}
