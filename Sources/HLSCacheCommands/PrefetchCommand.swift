@@ -3,6 +3,7 @@ import Foundation
 import HLSCacheServer
 import HLSPrefetch
 import Logging
+import ManifestURLs
 import OriginCache
 import OriginClient
 import UnixSignals
@@ -44,6 +45,12 @@ struct PrefetchCommand: AsyncParsableCommand {
 
     @Option(help: "Subtitle renditions: all or none.")
     var subtitles = "all"
+
+    @Option(
+        help: ArgumentHelp(
+            "A manifest view to walk the stream through, as hlscache.* query parameters (filters and "
+                + "hlscache.window), as the server shows it.", valueName: "hlscache.name=value&..."))
+    var view: String?
 
     @Flag(help: "Also fetch I-frame playlists.")
     var iframes = false
@@ -87,6 +94,16 @@ struct PrefetchCommand: AsyncParsableCommand {
         }
         options.subtitles = subtitles
         options.iFrames = iframes
+        if let view {
+            do throws(ManifestViewError) {
+                options.view = try ManifestView(query: view)
+            } catch {
+                throw ValidationError("--view: \(error.message)")
+            }
+            guard options.view.delaySeconds == nil, options.view.start == nil, options.view.end == nil else {
+                throw ValidationError("--view: a delay, start or end needs the server's live history")
+            }
+        }
         guard (1...256).contains(concurrency) else { throw ValidationError("--concurrency must be 1 to 256") }
         options.concurrency = concurrency
         guard (0...20).contains(retries) else { throw ValidationError("--retries must be 0 to 20") }

@@ -12,7 +12,10 @@ struct RewriteCommand: ParsableCommand {
             "Rewrite every URL of an HLS playlist or a DASH MPD so that a player's requests come back to hlscache.",
         discussion: """
             The format is detected (an <MPD> root is DASH, anything else HLS) unless --format says.
-            Invalid input prints one line `error: <reason> (line N)` on standard error and exits with status 65.
+            --view applies a manifest view as the server does (filters and a window; a delay or a start needs the \
+            server's live history).
+            Invalid input, or a view that leaves nothing to play, prints one line `error: <reason> (line N)` on \
+            standard error and exits with status 65.
             """
     )
 
@@ -42,12 +45,36 @@ struct RewriteCommand: ParsableCommand {
     @Option(name: .long, help: "hls or dash (default: detected).")
     var format: Format?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "A manifest view, as hlscache.* query parameters (filters and hlscache.window).",
+            valueName: "hlscache.name=value&..."))
+    var view: String?
+
+    /// The view `--view` names.
+    func manifestView() throws -> ManifestView {
+        guard let view else { return ManifestView() }
+        let parsed: ManifestView
+        do throws(ManifestViewError) {
+            parsed = try ManifestView(query: view)
+        } catch {
+            throw ValidationError("--view: \(error.message)")
+        }
+        guard parsed.delaySeconds == nil, parsed.start == nil, parsed.end == nil else {
+            throw ValidationError("--view: a delay, start or end needs the server's live history")
+        }
+        return parsed
+    }
+
     func run() throws {
+        let view = try manifestView()
         let input = try PlaylistInput.read(file)
-        let mapping: URIMapping = customScheme ? .customScheme : .proxy(base: base)
+        let plainMapping: URIMapping = customScheme ? .customScheme : .proxy(base: base)
         if (format ?? (MPDManifest.looksLikeMPD(Array(input.prefix(4096))) ? .dash : .hls)) == .dash {
             do {
-                FileHandle.standardOutput.write(Data(try MPDManifest.rewrite(input, url: url, mapping: mapping).bytes))
+                FileHandle.standardOutput.write(
+                    Data(try MPDManifest.rewrite(input, url: url, mapping: plainMapping, view: view).bytes))
             } catch {
                 FileHandle.standardError.write(Data("error: \(error.description)\n".utf8))
                 throw ExitCode(65)
@@ -55,16 +82,23 @@ struct RewriteCommand: ParsableCommand {
             return
         }
         do {
-            let playlist = try Playlist(parsing: input)
+            let playlist = try Playlist(parsing: input).viewed(by: view)
             var imports: [String: String] = [:]
             if let parent {
                 let parentPlaylist = try Playlist(parsing: try PlaylistInput.read(parent))
                 imports = parentPlaylist.exportedVariables(playlistURL: parentURL ?? url)
             }
+            // A multivariant playlist's URIs carry the view to its media playlists, as the server's do.
+            let mapping =
+                playlist.kind == .multivariant && !view.isEmpty
+                ? .custom { plainMapping.map($0).map(view.carried(by:)) } : plainMapping
             let output = try playlist.rewritten(playlistURL: url, mapping: mapping, imports: imports)
             FileHandle.standardOutput.write(Data(output))
         } catch let error as PlaylistError {
             FileHandle.standardError.write(Data("error: \(error.description)\n".utf8))
+            throw ExitCode(65)
+        } catch let error as ManifestViewError {
+            FileHandle.standardError.write(Data("error: \(error.message)\n".utf8))
             throw ExitCode(65)
         }
     }

@@ -59,6 +59,27 @@ struct PrefetchTests {
         await server.stop()
     }
 
+    @Test("--view walks the stream through a manifest view: the variant it filters out is never fetched")
+    func viewFiltersWhatIsFetched() async throws {
+        let origin = StreamOrigin()
+        try await origin.start()
+        defer { origin.stop() }
+        let directory = ServerProcess.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let result = try await PrefetchProcess.run([
+            origin.url("/ts-multivariant/master.m3u8"), "--cache-dir", directory, "--allow-private-networks", "--quiet",
+            "--view", "hlscache.height=-60",
+        ])
+        #expect(result.status == 0, "\(result.errors)")
+        #expect(origin.count("/ts-multivariant/lo/seg0.ts") == 1)
+        #expect(!origin.counts.keys.contains { $0.hasPrefix("/ts-multivariant/hi/") })
+        let nothing = try await PrefetchProcess.run([
+            origin.url("/dash-timeline/manifest.mpd"), "--cache-dir", directory, "--allow-private-networks", "--quiet",
+            "--view", "hlscache.height=2000-",
+        ])
+        #expect(nothing.status != 0 && nothing.errors.contains("leaves nothing"), "\(nothing.errors)")
+    }
+
     @Test("exit status: 2 for bad usage and an invalid playlist, 1 with the failures listed when objects fail")
     func exitStatus() async throws {
         let origin = StreamOrigin()

@@ -149,10 +149,10 @@ struct PlaylistRenderer {
         }
         if !shown.isEmpty { playlist = try playlist.viewed(by: shown) }
         var mapping = mapping
-        if let query = view?.canonicalQuery, playlist.kind == .multivariant {
+        if let view, playlist.kind == .multivariant {
             // Its media playlists follow it in the request's view (their window, delay, start).
             let plain = mapping
-            mapping = .custom { url in plain.map(url).map { Self.appending(query, to: $0) } }
+            mapping = .custom { url in plain.map(url).map(view.carried(by:)) }
         }
         let body: RenderedBody
         do throws(PlaylistError) {
@@ -192,13 +192,6 @@ struct PlaylistRenderer {
             liveFreshSeconds: PlaylistFreshness.liveFreshSeconds(targetDuration: playlist.targetDuration),
             liveStaleLimitSeconds: PlaylistFreshness.liveStaleLimitSeconds(targetDuration: playlist.targetDuration),
             newestSegments: newest)
-    }
-
-    /// A URI with `query` added to its own.
-    static func appending(_ query: String, to uri: String) -> String {
-        let fragment = uri.firstIndex(of: "#") ?? uri.endIndex
-        let separator = uri[..<fragment].contains("?") ? "&" : "?"
-        return uri[..<fragment] + separator + query + uri[fragment...]
     }
 
     /// The size past which a playlist is rendered on the concurrency pool rather than where its request runs (MPDs

@@ -1,3 +1,5 @@
+import ManifestURLs
+
 /// What `hlscache prefetch` fetches and how hard it tries.
 public struct PrefetchOptions: Sendable {
     /// Which variant streams of a multivariant playlist to fetch.
@@ -60,6 +62,8 @@ public struct PrefetchOptions: Sendable {
     public var subtitles: SubtitleSelection = .all
     /// Whether to fetch I-frame playlists (EXT-X-I-FRAME-STREAM-INF) and their segments.
     public var iFrames = false
+    /// The manifest view the stream is walked through (`--view`: filters and a window), as the server shows it.
+    public var view = ManifestView()
     /// Objects fetched at the same time.
     public var concurrency = 8
     /// Further attempts after a failed fetch (transport errors, 5xx, 408, 429), with doubling delays.

@@ -13,6 +13,8 @@ public struct PrefetchError: Error, Sendable, CustomStringConvertible {
         case destination
         /// The stream is of a kind prefetch does not handle yet (a dynamic MPD, an MPD into `--output`).
         case unsupported
+        /// The view (`--view`) leaves nothing to fetch.
+        case view
     }
 
     /// Why it failed.

@@ -1,6 +1,7 @@
 import ByteRanges
 import DASHManifest
 import HLSPlaylist
+import ManifestURLs
 import Synchronization
 
 /// Walks a stream's playlist tree and stores every chosen segment, initialization section and key, a bounded
@@ -72,7 +73,10 @@ public final class Prefetcher: Sendable {
             if MPDManifest.looksLikeMPD(Array(bytes.prefix(4096))) {
                 return try await runMPD(bytes, url: entryURL, started: started)
             }
-            entry = try Playlist(parsing: bytes)
+            entry = try Playlist(parsing: bytes).viewed(by: options.view)
+        } catch let error as ManifestViewError {
+            await store.close()
+            throw PrefetchError(.view, "\(entryURL): \(error.message)")
         } catch let error as PrefetchError {
             await store.close()
             throw error
@@ -134,8 +138,13 @@ public final class Prefetcher: Sendable {
     {
         let mpd: MPD
         do throws(MPDError) {
-            mpd = try MPDManifest.parse(bytes, url: url)
+            // Through the view: the model of what it shows.
+            mpd =
+                options.view.isEmpty
+                ? try MPDManifest.parse(bytes, url: url)
+                : try MPDManifest.rewrite(bytes, url: url, mapping: .proxy(base: ""), view: options.view).mpd
         } catch {
+            if let view = error.view { throw PrefetchError(.view, "\(url): \(view.message)") }
             throw PrefetchError(.invalidPlaylist, "invalid MPD \(url): \(error)")
         }
         guard mpd.type == .static else {
@@ -299,7 +308,9 @@ public final class Prefetcher: Sendable {
             : try await store.playlist(url, fresh: true)
         state.withLock { $0.progress.playlistFetches += 1 }
         do {
-            return try Playlist(parsing: bytes)
+            return try Playlist(parsing: bytes).viewed(by: options.view)
+        } catch let error as ManifestViewError {
+            throw FailedFetch(status: nil, description: "\(url): \(error.message)")
         } catch {
             throw FailedFetch(status: nil, description: "invalid playlist \(url): \(error)")
         }

@@ -147,6 +147,16 @@ extension ManifestView {
         return parameters.joined(separator: "&")
     }
 
+    /// `uri` with the view's ``canonicalQuery`` added to its own query: how a multivariant playlist's URIs carry the
+    /// view to its media playlists.
+    public func carried(by uri: String) -> String {
+        let query = canonicalQuery
+        guard !query.isEmpty else { return uri }
+        let fragment = uri.firstIndex(of: "#") ?? uri.endIndex
+        let separator = uri[..<fragment].contains("?") ? "&" : "?"
+        return uri[..<fragment] + separator + query + uri[fragment...]
+    }
+
     private static func number(_ value: Double) -> String {
         value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
     }
