@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs="${1:-10000000}"
-targets="${HLSCACHE_FUZZ_TARGETS:-playlist range target mpd request exchange cmcd}"
+targets="${HLSCACHE_FUZZ_TARGETS:-playlist range target mpd request exchange cmcd view}"
 corpus="${HLSCACHE_CORPUS:-$(cd .. && pwd)/shared/corpus}"
 sanitize="${HLSCACHE_FUZZ_SANITIZE:-fuzzer,address}"
 timeout_seconds="${HLSCACHE_FUZZ_TIMEOUT:-10}"
@@ -59,6 +59,7 @@ seed_dir() {
         request | exchange)
             local index=0
             for seed in "GET /o/https/cdn.test/a.ts HTTP/1.1\r\nHost: h\r\n\r\n" \
+                "GET /o/https/cdn.test/m.m3u8?hlscache.bandwidth=-3M&x=1&hlscache.window=9 HTTP/1.1\r\nHost: h\r\n\r\n" \
                 "HEAD /a?b=c HTTP/1.1\r\nRange: bytes=1-2\r\nConnection: keep-alive, close\r\n\r\n" \
                 "OPTIONS /x HTTP/1.1\r\nOrigin: https://p.test\r\nAccess-Control-Request-Headers: range\r\n\r\n" \
                 "GET /v HTTP/1.1\r\nVia: 1.1 a\r\nVia: 1.1 b \r\nX-HLSCache-Read-Ahead: 1\r\n\r\n" \
@@ -78,6 +79,23 @@ seed_dir() {
                 'bl=21300,br=3200,bs,su,ot=av,sf=h,st=l,sid="abc",nor=("a.ts" "b.ts"),nrr="0-99",v=2' \
                 'x=1&CMCD=bs%2Csu&y=2' 'CMCD&CMCD=d%3D-1.5' 'a=?0;p=1,b=:aGk=:,c=*tok/x' 'bl=1,bl=2'; do
                 printf '%s' "$seed" > "$dir/$index"; index=$((index + 1))
+            done
+            ;;
+        view)
+            local index=0
+            for playlist in Fixtures/playlists/*.m3u8; do
+                printf 'hlscache.bandwidth=-3M&hlscache.window=6&hlscache.audio=en&x=1\n' > "$dir/p$index"
+                cat "$playlist" >> "$dir/p$index"; index=$((index + 1))
+            done
+            for seed in 'hlscache.height=360-&hlscache.codecs=avc1,mp4a&hlscache.iframes=none' \
+                'hlscache.delay=2&hlscache.subtitles=none' 'hlscache.start=2026-11-28T18:00:00.5Z&hlscache.end=1900000000' \
+                'a=1&hlscache.window=1e3&hlscache.window=2' 'hlscache.bandwidth=1.5M-2k' 'hlscache.x=%ZZ'; do
+                printf '%s\n#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXT-X-PROGRAM-DATE-TIME:2026-11-28T18:00:00Z\n#EXTINF:2,\na.ts\n#EXTINF:2,\nb.ts\n' \
+                    "$seed" > "$dir/s$index"; index=$((index + 1))
+            done
+            for package in Fixtures/streams/dash-*/; do
+                printf 'hlscache.bandwidth=-1M&hlscache.window=4&hlscache.audio=und\n' > "$dir/d$index"
+                cat "$package/manifest.mpd" >> "$dir/d$index"; index=$((index + 1))
             done
             ;;
         target)

@@ -15,6 +15,8 @@ import sys
 TARGETS = {
     "rewrite_10k_ms": ("< 2", lambda v: v < 2, "parse + rewrite + serialize, 10k-segment playlist"),
     "rewrite_vs_python_m3u8": (">= 50", lambda v: v >= 50, "Python m3u8's time for the same rewrite / ours"),
+    "views_render_10k_vs_plain": (
+        "<= 2", lambda v: v <= 2, "10k-segment live playlist rendered with hlscache.window=60 / without"),
     "dash_rewrite_vs_lxml": ("<= 0.5", lambda v: v <= 0.5, "MPD parse + rewrite + serialize (18k URLs) / lxml"),
     "origin_vs_curl_cli": (">= 0.9", lambda v: v >= 0.9, "origin client throughput / curl --parallel"),
     "cache_open_100k_ms": ("< 1000", lambda v: v < 1000, "open a cache of 100k entries (saved index)"),

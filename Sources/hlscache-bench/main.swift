@@ -55,12 +55,38 @@ func rewriteFigures(_ name: String, _ bytes: [UInt8]) throws {
     )
 }
 
+/// A manifest view's cost: the 10,000-segment playlist as a live one, rendered through `hlscache.window=60` (parse,
+/// window, parse of the window, rewrite) against without (parse, rewrite), as the server renders each origin version.
+/// Prints `views_render_10k_ms`, `views_plain_10k_ms` and `views_render_10k_vs_plain` (at most 2 is the target).
+func viewFigures() throws {
+    var text = String(decoding: generatedVOD(segments: 10_000), as: UTF8.self)
+    text = text.replacingOccurrences(of: "#EXT-X-PLAYLIST-TYPE:VOD\n", with: "")
+        .replacingOccurrences(of: "#EXT-X-ENDLIST\n", with: "")
+    let bytes = Array(text.utf8)
+    let view = try ManifestView(query: "hlscache.window=60")
+    let mapping = URIMapping.proxy(base: "")
+    let url = "https://cdn.example.com/live/1080p/index.m3u8?token=abc"
+    var plainCount = 0
+    var viewedCount = 0
+    let plain = try medianMilliseconds(runs: 100) {
+        plainCount = try Playlist(parsing: bytes).rewritten(playlistURL: url, mapping: mapping).count
+    }
+    let viewed = try medianMilliseconds(runs: 100) {
+        viewedCount = try Playlist(parsing: bytes).viewed(by: view).rewritten(playlistURL: url, mapping: mapping).count
+    }
+    precondition(viewedCount > 0 && viewedCount < plainCount / 10, "the window did not cut the playlist")
+    print("views_render_10k_ms \(String(format: "%.3f", viewed))")
+    print("views_plain_10k_ms \(String(format: "%.3f", plain))")
+    print("views_render_10k_vs_plain \(String(format: "%.2f", viewed / plain))")
+}
+
 // As `hlscache` does: the library's figures are measured under the allocator settings the server runs with.
 HeapRetention.keepFreedMemory()
 let arguments = CommandLine.arguments.dropFirst()
 switch arguments.first {
 case "rewrite":
     try rewriteFigures("rewrite_10k", generatedVOD(segments: 10_000))
+    try viewFigures()
     if let largest = arguments.dropFirst().first {
         let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: largest)))
         print("rewrite_corpus_largest_bytes \(bytes.count)")

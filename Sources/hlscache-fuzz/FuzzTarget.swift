@@ -29,6 +29,11 @@ enum FuzzTarget: String, FuzzHarness {
     /// The CMCD parser (CTA-5004's dictionaries, query and header modes) and the `CMCD` parameter's split from a
     /// target, as a request's head is read: a target whose split keeps a `CMCD` parameter is a crash.
     case cmcd
+    /// Manifest views, as the server takes them: the first line is a query whose `hlscache.*` parameters are split
+    /// from a target (a kept one is a crash) and read (a view whose canonical spelling reads otherwise is a crash);
+    /// the rest, a playlist (or an MPD) shown through the view, recorded in a live timeline and written again from
+    /// it (delay, start-over).
+    case view
 
     /// Runs the harness on one input.
     func run(_ input: UnsafeBufferPointer<UInt8>) {
@@ -39,6 +44,7 @@ enum FuzzTarget: String, FuzzHarness {
         case .mpd: Self.mpd(Array(input))
         case .request: Self.request(Array(input))
         case .cmcd: Self.cmcd(String(decoding: input, as: UTF8.self))
+        case .view: Self.view(Array(input))
         }
     }
 
@@ -142,6 +148,41 @@ enum FuzzTarget: String, FuzzHarness {
         let query = kept.split(separator: "?", maxSplits: 1).dropFirst().first ?? ""
         for parameter in query.split(separator: "&", omittingEmptySubsequences: false) {
             precondition(parameter != "CMCD" && !parameter.hasPrefix("CMCD="), "a CMCD parameter kept: \(kept)")
+        }
+    }
+
+    private static func view(_ bytes: [UInt8]) {
+        let newline = bytes.firstIndex(of: UInt8(ascii: "\n")) ?? bytes.endIndex
+        let query = String(decoding: bytes[..<newline], as: UTF8.self)
+        let manifest = Array(bytes[min(newline + 1, bytes.count)...])
+        let (kept, taken) = ViewQuery.split("/o/https/cdn.example/live/index.m3u8?" + query)
+        let keptQuery = kept.split(separator: "?", maxSplits: 1).dropFirst().first ?? ""
+        for parameter in keptQuery.split(separator: "&") {
+            precondition(!parameter.hasPrefix("hlscache."), "a view parameter kept: \(kept)")
+        }
+        guard let taken, let view = try? ManifestView(query: taken) else { return }
+        precondition((try? ManifestView(query: view.canonicalQuery)) == view, "canonical spelling reads otherwise")
+        _ = view.narrowed(by: view).carried(by: "/o/https/cdn.example/a.m3u8?x=1#f")
+        let url = "https://origin.example/live/index.m3u8"
+        if MPDManifest.looksLikeMPD(manifest) {
+            _ = try? MPDManifest.rewrite(manifest, url: url, mapping: .proxy(base: ""), view: view)
+            return
+        }
+        guard let playlist = try? Playlist(parsing: manifest) else { return }
+        _ = try? playlist.viewed(by: view).rewritten(playlistURL: url, mapping: .proxy(base: ""))
+        guard let bytes = try? playlist.rewritten(playlistURL: url, mapping: .custom { $0 }),
+            let absolute = try? Playlist(parsing: bytes)
+        else { return }
+        var timeline = LiveTimeline()
+        timeline.record(absolute, fetchedAt: 1000)
+        timeline.record(absolute, fetchedAt: 1002)
+        let now = 1004.0
+        for text in [
+            try? timeline.delayed(by: view.delaySeconds ?? 1, now: now),
+            try? timeline.startOver(from: view.start ?? 999, until: view.end, now: now),
+        ] {
+            guard let text else { continue }
+            precondition((try? Playlist(parsing: text)) != nil, "a playlist written from the history does not parse")
         }
     }
 

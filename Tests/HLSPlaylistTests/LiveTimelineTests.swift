@@ -77,6 +77,31 @@ struct LiveTimelineTests {
         }
     }
 
+    /// Found by the `view` fuzzer: a playlist whose URIs use EXT-X-DEFINE variables was written again from the
+    /// history without its definitions, and did not parse.
+    @Test("a playlist written from the history keeps the origin's EXT-X-DEFINE lines, and parses")
+    func definitionsAreKept() throws {
+        let text = """
+            #EXTM3U
+            #EXT-X-VERSION:11
+            #EXT-X-DEFINE:IMPORT="cdn"
+            #EXT-X-DEFINE:NAME="seg",VALUE="chunk"
+            #EXT-X-TARGETDURATION:6
+            #EXT-X-KEY:METHOD=AES-128,URI="{$cdn}/keys/k1.key"
+            #EXTINF:6,
+            {$seg}-1.ts
+            #EXTINF:6,
+            {$seg}-2.ts
+
+            """
+        var timeline = LiveTimeline()
+        timeline.record(try Playlist(parsing: text), fetchedAt: 1000)
+        let delayed = try timeline.delayed(by: 3, now: 1003)
+        let playlist = try Playlist(parsing: delayed)
+        #expect(playlist.definitions.count == 2 && playlist.segments.count == 2)
+        #expect(delayed.contains("#EXT-X-DEFINE:IMPORT=\"cdn\""))
+    }
+
     @Test("pruned by age, restarted when the sequence goes back, and the same after a round trip through JSON")
     func pruneRestartPersist() throws {
         var timeline = LiveTimeline()

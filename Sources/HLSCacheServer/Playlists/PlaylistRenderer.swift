@@ -93,6 +93,10 @@ struct PlaylistRenderer {
 
     /// Rewrites an MPD: every URL a player fetches mapped like a playlist's URIs.
     private func renderMPD(key: CacheKey, base: String, bytes: [UInt8]) throws -> RenderedPlaylist {
+        if shownView.delaySeconds != nil || shownView.start != nil {
+            throw ManifestViewError.unsupported(
+                "hlscache.delay and hlscache.start apply to HLS playlists: the live history does not keep DASH MPDs")
+        }
         let rewritten: (bytes: [UInt8], mpd: MPD)
         do throws(MPDError) {
             rewritten = try MPDManifest.rewrite(bytes, url: base, mapping: mapping, view: shownView)

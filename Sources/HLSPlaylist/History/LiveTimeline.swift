@@ -20,6 +20,8 @@ public struct LiveTimeline: Codable, Sendable, Equatable {
     public private(set) var segments: [HistorySegment] = []
     /// The versions seen, oldest first.
     public private(set) var versions: [Version] = []
+    /// Its `EXT-X-DEFINE` lines (a player resolves what they declare, as in the origin's own playlist).
+    public var definitions: [String] = []
     /// Whether the origin ended the stream (`EXT-X-ENDLIST`).
     public private(set) var ended = false
 
@@ -45,6 +47,9 @@ public struct LiveTimeline: Codable, Sendable, Equatable {
         targetDuration = max(targetDuration, playlist.targetDuration ?? 1)
         version = playlist.tags.lazy.compactMap { if case .version(let value) = $0.tag { value } else { nil } }.first
         ended = playlist.hasEndList
+        definitions = playlist.lines.filter { $0.kind == .tag(.define) }.map {
+            $0.text.trimmingCharacters(in: .whitespaces)
+        }
         if segments.isEmpty {
             // The first version: each segment was published about when the ones after it had not played yet.
             var later = 0.0
@@ -123,6 +128,7 @@ public struct LiveTimeline: Codable, Sendable, Equatable {
     private func render(_ listed: ArraySlice<HistorySegment>, type: String?, ended: Bool) -> String {
         var text = "#EXTM3U\n"
         if let version { text += "#EXT-X-VERSION:\(version)\n" }
+        for line in definitions { text += line + "\n" }
         let longest = listed.map(\.duration).max() ?? 0
         text += "#EXT-X-TARGETDURATION:\(max(targetDuration, Int(longest.rounded())))\n"
         if let type { text += "#EXT-X-PLAYLIST-TYPE:\(type)\n" }

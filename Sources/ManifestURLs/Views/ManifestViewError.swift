@@ -1,7 +1,7 @@
 /// Why the `hlscache.*` parameters of a manifest URL (or a `--manifest-filter`, a `--view`) do not make a view.
 public struct ManifestViewError: Error, Sendable, Hashable, CustomStringConvertible {
     private enum Code: Sendable, Hashable {
-        case unknown, repeated, malformed, leavesNothing, beforeHistory, unrenderable
+        case unknown, repeated, malformed, leavesNothing, beforeHistory, unrenderable, unsupported
     }
 
     private let code: Code
@@ -18,6 +18,11 @@ public struct ManifestViewError: Error, Sendable, Hashable, CustomStringConverti
         ManifestViewError(code: .beforeHistory, message: reason)
     }
 
+    /// A view this kind of manifest cannot be shown through (a delay or a start on an MPD).
+    public static func unsupported(_ reason: String) -> ManifestViewError {
+        ManifestViewError(code: .unsupported, message: reason)
+    }
+
     /// A view whose manifest cannot be written (the origin's manifest is at fault).
     public static func unrenderable(_ reason: String) -> ManifestViewError {
         ManifestViewError(code: .unrenderable, message: reason)
@@ -29,7 +34,7 @@ public struct ManifestViewError: Error, Sendable, Hashable, CustomStringConverti
 
     /// Whether the view asks for what this manifest cannot give (422: no variant left, a time the history does not
     /// hold).
-    public var isUnprocessable: Bool { code == .leavesNothing || code == .beforeHistory }
+    public var isUnprocessable: Bool { code == .leavesNothing || code == .beforeHistory || code == .unsupported }
 
     /// A name of our namespace that no view knows (a typo is not ignored).
     static func unknown(_ parameter: String) -> ManifestViewError {
@@ -58,6 +63,7 @@ public struct ManifestViewError: Error, Sendable, Hashable, CustomStringConverti
         case .leavesNothing: "view leaves nothing"
         case .beforeHistory: "view before the live history"
         case .unrenderable: "view not renderable"
+        case .unsupported: "view not supported"
         }
     }
 }
