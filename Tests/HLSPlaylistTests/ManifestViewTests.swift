@@ -24,6 +24,15 @@ struct ManifestViewTests {
                 + "&hlscache.delay=20&hlscache.end=1796500000&hlscache.height=-720&hlscache.iframes=none"
                 + "&hlscache.start=1795888800&hlscache.subtitles=none&hlscache.window=30")
         #expect(try ManifestView(query: view.canonicalQuery) == view)
+        // Found by the view fuzzer: each canonical spelling reads back the same view (no exponent, no date before
+        // 1970, to the millisecond).
+        for query in [
+            "hlscache.delay=0.00001", "hlscache.window=0.0015&hlscache.start=1795888800.25", "hlscache.subtitles=nOne",
+        ] {
+            let small = try ManifestView(query: query)
+            #expect(try ManifestView(query: small.canonicalQuery) == small, "\(small.canonicalQuery)")
+        }
+        #expect(throws: ManifestViewError.self) { try ManifestView(query: "hlscache.start=1013-11-28T18:00:00.5Z") }
         #expect(try ManifestView(query: "a=1&b=2").isEmpty)
     }
 

@@ -4,9 +4,10 @@ import Logging
 import Synchronization
 
 /// The live history (`--live-history`): for each live media playlist players watch, the timeline hlscache saw
-/// (``LiveTimeline``), for `hlscache.delay` and start-over. Bounded (``maxTimelines`` playlists, each pruned by age
-/// and capped at ``LiveTimeline/maxSegments``), and persisted in the cache directory (one JSON file per playlist,
-/// written again at most every ``persistInterval`` and at each pruning), so that a restart keeps it.
+/// (``LiveTimeline``), for `hlscache.delay` and start-over. Bounded (``maxTimelines`` playlists and ``maxSegments``
+/// segments in all, each playlist pruned by age and capped at ``LiveTimeline/maxSegments``), and persisted in the
+/// cache directory (one JSON file per playlist, written again at most every ``persistInterval`` and at a graceful
+/// stop), so that a restart keeps it.
 final class LiveHistory: Sendable {
     /// How long a segment is kept, seconds.
     let keepSeconds: Double
@@ -17,8 +18,14 @@ final class LiveHistory: Sendable {
 
     /// The most playlists followed at once; the one recorded least recently goes first.
     static let maxTimelines = 256
+    /// The most segments kept over all playlists (some 300 bytes each): past it, the playlists recorded least
+    /// recently go.
+    static let maxSegments = 200_000
+    /// The most segments of a playlist's first version fetched when it is first recorded: its newest (a DVR
+    /// playlist of hours is not downloaded whole because a player opened it).
+    static let firstVersionFetches = 32
     /// How often a timeline is written to its file at most, seconds.
-    static let persistInterval = 5.0
+    static let persistInterval = 10.0
 
     private struct Entry {
         var timeline: LiveTimeline
@@ -51,11 +58,13 @@ final class LiveHistory: Sendable {
     ///   caller to fetch: start-over finds them cached even once the origin dropped them.
     func record(url: String, _ playlist: Playlist, fetchedAt: Date) -> [String] {
         let now = fetchedAt.timeIntervalSince1970
+        var evicted: [String] = []
         let (urls, toPersist) = state.withLock { state -> ([String], Persisted?) in
             var entry =
                 state.timelines[url] ?? Entry(timeline: LiveTimeline(), lastRecorded: now, lastPersisted: 0)
             let knownKeys = Set(entry.timeline.segments.suffix(1).flatMap(\.keys))
             let knownMap = entry.timeline.segments.last?.map
+            let firstVersion = entry.timeline.segments.isEmpty
             let fresh = entry.timeline.record(playlist, fetchedAt: now)
             entry.timeline.prune(before: now - keepSeconds)
             entry.lastRecorded = now
@@ -65,20 +74,20 @@ final class LiveHistory: Sendable {
                 toPersist = Persisted(url: url, timeline: entry.timeline)
             }
             state.timelines[url] = entry
-            if state.timelines.count > Self.maxTimelines,
-                let oldest = state.timelines.min(by: { $0.value.lastRecorded < $1.value.lastRecorded })?.key
-            {
-                state.timelines[oldest] = nil
-            }
+            evicted = Self.evict(&state, keeping: url)
+            let fetched = firstVersion ? Array(fresh.suffix(Self.firstVersionFetches)) : fresh
             // Whole segments (a byte range is fetched as players ask), and the keys and maps first seen with them.
-            var urls = fresh.filter { $0.byteRange == nil }.map(\.uri)
-            for segment in fresh {
+            var urls = fetched.filter { $0.byteRange == nil }.map(\.uri)
+            for segment in fetched {
                 urls += segment.keys.filter { !knownKeys.contains($0) }.compactMap(Self.uri(inTagLine:))
                 if let map = segment.map, map != knownMap, let url = Self.uri(inTagLine: map) { urls.append(url) }
             }
             return (urls, toPersist)
         }
         if let toPersist { persist(toPersist) }
+        for url in evicted {
+            if let path = file(of: url) { try? FileManager.default.removeItem(atPath: path) }
+        }
         var seen = Set<String>()
         return urls.filter { seen.insert($0).inserted }
     }
@@ -90,6 +99,23 @@ final class LiveHistory: Sendable {
         guard let end = rest.firstIndex(of: "\"") else { return nil }
         let url = String(rest[..<end])
         return url.hasPrefix("http://") || url.hasPrefix("https://") ? url : nil
+    }
+
+    /// Drops the playlists recorded least recently (never `kept`) while past ``maxTimelines`` or ``maxSegments``.
+    /// - Returns: their URLs, whose files go too.
+    private static func evict(_ state: inout State, keeping kept: String) -> [String] {
+        var evicted: [String] = []
+        var total = state.timelines.values.reduce(0) { $0 + $1.timeline.segments.count }
+        while state.timelines.count > maxTimelines || (total > maxSegments && state.timelines.count > 1) {
+            guard
+                let oldest = state.timelines.filter({ $0.key != kept })
+                    .min(by: { $0.value.lastRecorded < $1.value.lastRecorded })
+            else { break }
+            total -= oldest.value.timeline.segments.count
+            state.timelines[oldest.key] = nil
+            evicted.append(oldest.key)
+        }
+        return evicted
     }
 
     /// Writes every timeline changed since it was last written (at a graceful stop).

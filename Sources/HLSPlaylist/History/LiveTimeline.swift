@@ -25,8 +25,8 @@ public struct LiveTimeline: Codable, Sendable, Equatable {
     /// Whether the origin ended the stream (`EXT-X-ENDLIST`).
     public private(set) var ended = false
 
-    /// The most segments kept (a day and a half of 1 s segments).
-    public static let maxSegments = 131_072
+    /// The most segments kept (five and a half hours of 1 s segments; `--live-history` is 2 hours by default).
+    public static let maxSegments = 20_000
 
     public init() {}
 

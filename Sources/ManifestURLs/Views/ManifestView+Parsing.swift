@@ -48,7 +48,7 @@ extension ManifestView {
         case "audio": audio = [try Self.list(name, value, allowsNone: false)]
         case "subtitles": subtitles = [try Self.list(name, value, allowsNone: true)]
         case "iframes":
-            guard value == "none" else { throw .malformed(name, "only none is known") }
+            guard value.lowercased() == "none" else { throw .malformed(name, "only none is known") }
             removesIFrames = true
         case "window":
             let seconds = try Self.seconds(name, value)
@@ -96,7 +96,7 @@ extension ManifestView {
     /// A comma-separated list of prefixes (letters, digits, `.`, `-`), lowercased; `none` is the empty list where
     /// `allowsNone`.
     private static func list(_ name: String, _ value: String, allowsNone: Bool) throws(ManifestViewError) -> [String] {
-        if allowsNone, value == "none" { return [] }
+        if allowsNone, value.lowercased() == "none" { return [] }
         let entries = value.split(separator: ",", omittingEmptySubsequences: false).map { $0.lowercased() }
         guard entries.count <= maxListEntries else { throw .malformed(name, "more than \(maxListEntries) entries") }
         for entry in entries {
@@ -112,7 +112,7 @@ extension ManifestView {
         guard value.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }), value.first != ".",
             let seconds = Double(value), seconds.isFinite, seconds <= maxSeconds
         else { throw .malformed(name, "\(value.prefix(32)) is not a number of seconds from 0 to \(Int(maxSeconds))") }
-        return seconds
+        return milliseconds(seconds)
     }
 
     /// A time: Unix seconds, or RFC 3339 (`2026-11-28T18:00:00Z`, fractions and offsets allowed).
@@ -120,10 +120,17 @@ extension ManifestView {
         if value.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }), value.first != ".",
             let seconds = Double(value), seconds.isFinite, seconds <= 1e11
         {
-            return seconds
+            return milliseconds(seconds)
         }
-        if value.count <= 40, let date = RFC3339.date(value) { return date.timeIntervalSince1970 }
-        throw .malformed(name, "\(value.prefix(40)) is neither Unix seconds nor an RFC 3339 time")
+        if value.count <= 40, let date = RFC3339.date(value), (0...1e11).contains(date.timeIntervalSince1970) {
+            return milliseconds(date.timeIntervalSince1970)
+        }
+        throw .malformed(name, "\(value.prefix(40)) is neither Unix seconds nor an RFC 3339 time from 1970 on")
+    }
+
+    /// `seconds` to the millisecond: what ``canonicalQuery`` writes reads back the same.
+    private static func milliseconds(_ seconds: Double) -> Double {
+        (seconds * 1000).rounded() / 1000
     }
 
     /// The view's parameters in one spelling: names in ``parameterNames`` order, numbers plain, lists sorted and
@@ -157,8 +164,12 @@ extension ManifestView {
         return uri[..<fragment] + separator + query + uri[fragment...]
     }
 
+    /// A number of seconds as a plain decimal, to the millisecond (never an exponent).
     private static func number(_ value: Double) -> String {
-        value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
+        if value == value.rounded(), abs(value) < 1e15 { return String(Int(value)) }
+        var text = String(format: "%.3f", value)
+        while text.hasSuffix("0") { text.removeLast() }
+        return text
     }
 }
 
