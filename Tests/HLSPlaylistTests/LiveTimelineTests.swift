@@ -56,6 +56,20 @@ struct LiveTimelineTests {
         }
     }
 
+    @Test("while no player asked, segments are placed by when they were published; a hole is never listed as live")
+    func gapsInTheHistory() throws {
+        var timeline = LiveTimeline()
+        timeline.record(try Self.version(newest: 3), fetchedAt: 1000)
+        // Nobody asked for 20 s: segments 4 to 9 were never seen; 10 to 13 were published 2 s apart.
+        timeline.record(try Self.version(newest: 13), fetchedAt: 1020)
+        #expect(timeline.segments.suffix(4).map(\.seenAt) == [1014, 1016, 1018, 1020])
+        let delayed = try Playlist(parsing: timeline.delayed(by: 4, now: 1022))
+        #expect(delayed.segments.map(\.sequenceNumber) == [10, 11, 12] && delayed.mediaSequence == 10)
+        let startOver = try Playlist(parsing: timeline.startOver(from: 994, until: nil, now: 1022))
+        #expect(startOver.segments.count == 8)
+        #expect(startOver.segments.map(\.discontinuity) == [false, false, false, false, true, false, false, false])
+    }
+
     @Test("start-over from a date: an EVENT playlist from the segment playing then, VOD once the end is reached")
     func startOver() throws {
         var timeline = LiveTimeline()

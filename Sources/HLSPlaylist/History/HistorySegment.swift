@@ -24,8 +24,8 @@ public struct HistorySegment: Codable, Sendable, Equatable {
     public var map: String?
     /// Its `EXT-X-PROGRAM-DATE-TIME`, stated or carried from an earlier one, Unix seconds.
     public var date: Double?
-    /// When hlscache first saw it listed, Unix seconds (for the segments of the first version seen, estimated from
-    /// the durations after them).
+    /// When it was published, Unix seconds, as hlscache tells from the version it first saw it in: that version's
+    /// time less the durations of the segments after it there, though not before the last version seen without it.
     public var seenAt: Double
 
     /// When it starts, for start-over: its date, else when it was first seen.

@@ -7,8 +7,11 @@ import ManifestURLs
 public struct LiveTimeline: Codable, Sendable, Equatable {
     /// Which segments one version of the playlist listed, and when it was fetched (Unix seconds).
     public struct Version: Codable, Sendable, Equatable {
+        /// When it was fetched, Unix seconds.
         public var at: Double
+        /// The sequence number of its first segment.
         public var first: Int
+        /// The sequence number of its last segment.
         public var last: Int
     }
 
@@ -28,6 +31,7 @@ public struct LiveTimeline: Codable, Sendable, Equatable {
     /// The most segments kept (five and a half hours of 1 s segments; `--live-history` is 2 hours by default).
     public static let maxSegments = 20_000
 
+    /// An empty timeline.
     public init() {}
 
     /// Records a version of the playlist (its URIs absolute), fetched at `fetchedAt`.
@@ -50,13 +54,13 @@ public struct LiveTimeline: Codable, Sendable, Equatable {
         definitions = playlist.lines.filter { $0.kind == .tag(.define) }.map {
             $0.text.trimmingCharacters(in: .whitespaces)
         }
-        if segments.isEmpty {
-            // The first version: each segment was published about when the ones after it had not played yet.
-            var later = 0.0
-            for index in listed.indices.reversed() {
-                listed[index].seenAt = fetchedAt - later
-                later += listed[index].duration
-            }
+        // When each segment was published, as well as it can be told: about when the ones after it in this version
+        // had not played yet, and not before the last version seen without it (the first version has none).
+        let previous = versions.last?.at ?? -Double.greatestFiniteMagnitude
+        var later = 0.0
+        for index in listed.indices.reversed() {
+            listed[index].seenAt = max(fetchedAt - later, min(previous + 0.001, fetchedAt))
+            later += max(0, listed[index].duration)
         }
         let newest = segments.last?.sequence ?? Int.min
         let fresh = listed.filter { $0.sequence > newest }
@@ -79,17 +83,25 @@ public struct LiveTimeline: Codable, Sendable, Equatable {
     /// Whether the timeline lists `uri`.
     public func lists(_ uri: String) -> Bool { segments.contains { $0.uri == uri } }
 
-    /// The playlist as the origin had it `seconds` before `now`: the version seen then, or (before the first version
-    /// seen) the segments published by then, as many as that first version listed.
+    /// The playlist as the origin had it `seconds` before `now`: the version seen then, when one was seen within a
+    /// target duration of then; else (no player asked for a while, or before the first version seen) the segments
+    /// published by then (``HistorySegment/seenAt``), as many as the nearest version listed.
     /// - Throws: ``ManifestViewError/beforeHistory(_:)`` when the history does not reach back that far.
     public func delayed(by seconds: Double, now: Double) throws(ManifestViewError) -> String {
         let then = now - seconds
         var listed: ArraySlice<HistorySegment>
-        if let version = versions.last(where: { $0.at <= then }) {
+        let seen = versions.last { $0.at <= then }
+        if let version = seen, version.at >= then - Double(targetDuration) {
             listed = segments[...].filter { $0.sequence >= version.first && $0.sequence <= version.last }[...]
         } else {
-            let count = versions.first.map { $0.last - $0.first + 1 } ?? 0
+            let nearest = seen ?? versions.first
+            let count = nearest.map { $0.last - $0.first + 1 } ?? 0
             listed = segments[...].filter { $0.seenAt <= then }.suffix(count)
+        }
+        // Only the newest run without a hole (segments no version seen listed, while no player asked): a live
+        // playlist's sequence numbers count its segments.
+        if let cut = listed.indices.dropFirst().last(where: { listed[$0].sequence != listed[$0 - 1].sequence + 1 }) {
+            listed = listed[cut...]
         }
         guard !listed.isEmpty else {
             let held = segments.first.map { Int(now - $0.seenAt) } ?? 0
@@ -139,7 +151,10 @@ public struct LiveTimeline: Codable, Sendable, Equatable {
         var map: String?
         var previous: HistorySegment?
         for segment in listed {
-            if previous != nil, segment.discontinuity { text += "#EXT-X-DISCONTINUITY\n" }
+            // A hole in the history (segments no version seen listed) is a discontinuity too.
+            if let previous, segment.discontinuity || segment.sequence != previous.sequence + 1 {
+                text += "#EXT-X-DISCONTINUITY\n"
+            }
             if segment.keys != keys {
                 text += segment.keys.isEmpty ? "#EXT-X-KEY:METHOD=NONE\n" : segment.keys.joined(separator: "\n") + "\n"
                 keys = segment.keys
