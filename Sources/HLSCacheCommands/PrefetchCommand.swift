@@ -96,7 +96,7 @@ struct PrefetchCommand: AsyncParsableCommand {
         options.iFrames = iframes
         if let view {
             do throws(ManifestViewError) {
-                options.view = try ManifestView(query: view)
+                options.view = try ManifestView(parameters: view)
             } catch {
                 throw ValidationError("--view: \(error.message)")
             }

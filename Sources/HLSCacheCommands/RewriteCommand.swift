@@ -57,7 +57,7 @@ struct RewriteCommand: ParsableCommand {
         guard let view else { return ManifestView() }
         let parsed: ManifestView
         do throws(ManifestViewError) {
-            parsed = try ManifestView(query: view)
+            parsed = try ManifestView(parameters: view)
         } catch {
             throw ValidationError("--view: \(error.message)")
         }

@@ -267,7 +267,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.liveHistorySeconds = history
         if let manifestFilter {
             do throws(ManifestViewError) {
-                configuration.manifestFilter = try ManifestView(query: manifestFilter)
+                configuration.manifestFilter = try ManifestView(parameters: manifestFilter)
             } catch {
                 throw ValidationError("--manifest-filter: \(error.message)")
             }

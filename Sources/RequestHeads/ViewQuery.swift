@@ -10,12 +10,13 @@ package enum ViewQuery {
         let query = target[target.index(after: question)...]
         var kept: [Substring] = []
         var view: [Substring] = []
-        for parameter in query.split(separator: "&", omittingEmptySubsequences: true) {
+        // Empty parameters are kept: the origin's URL is the player's without ours (a signature may cover `&&`).
+        for parameter in query.split(separator: "&", omittingEmptySubsequences: false) {
             if parameter.hasPrefix("hlscache.") { view.append(parameter) } else { kept.append(parameter) }
         }
         guard !view.isEmpty else { return (target, nil) }
         let path = target[..<question]
-        let rest = kept.isEmpty ? "" : "?" + kept.joined(separator: "&")
+        let rest = kept.allSatisfy(\.isEmpty) ? "" : "?" + kept.joined(separator: "&")
         return (path + rest, view.joined(separator: "&"))
     }
 

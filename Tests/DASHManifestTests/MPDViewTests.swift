@@ -72,6 +72,33 @@ struct MPDViewTests {
         }
     }
 
+    /// Found by an attack: the timescale and start number of an AdaptationSet's template were not taken by its
+    /// Representations' timelines, and players asked for segment 30 instead of 1029.
+    @Test("a Representation's timeline takes the timescale and start number of the AdaptationSet's template")
+    func nestedTemplates() throws {
+        let text = """
+            <?xml version="1.0"?>
+            <MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="dynamic" availabilityStartTime="2026-11-28T18:00:00Z"
+                 minimumUpdatePeriod="PT2S" profiles="urn:mpeg:dash:profile:isoff-live:2011">
+              <Period id="p0" start="PT0S">
+                <AdaptationSet contentType="video" mimeType="video/mp4">
+                  <SegmentTemplate timescale="90000" startNumber="1000" media="v-$Number$.m4s" initialization="v.mp4"/>
+                  <Representation id="v" bandwidth="800000">
+                    <SegmentTemplate><SegmentTimeline><S t="0" d="180000" r="29"/></SegmentTimeline></SegmentTemplate>
+                  </Representation>
+                </AdaptationSet>
+              </Period>
+            </MPD>
+            """
+        let (bytes, mpd) = try MPDManifest.rewrite(
+            Array(text.utf8), url: Self.url, mapping: .proxy(base: ""),
+            view: ManifestView(query: "hlscache.window=10"))
+        let template = try #require(mpd.periods[0].adaptationSets[0].representations[0].addressing)
+        let output = String(decoding: bytes, as: UTF8.self)
+        #expect(output.contains("startNumber=\"1025\""), "\(output)")
+        #expect(output.contains("<S t=\"4500000\" d=\"180000\" r=\"4\"/>"), "\(template)")
+    }
+
     @Test("a window cuts a dynamic MPD's timeline to its last seconds and moves its start number on")
     func window() throws {
         let (text, mpd) = try Self.shown("hlscache.window=10")
@@ -81,6 +108,10 @@ struct MPDViewTests {
         let entries = try #require(template.timeline)
         #expect(entries.count == 1 && entries[0].time == 50_000 && entries[0].duration == 2000)
         #expect(entries[0].repeatCount == 4)
+        // Never fewer than three segments.
+        let tiny = try #require(
+            try Self.shown("hlscache.window=1").mpd.periods[0].adaptationSets[0].segmentTemplate)
+        #expect(tiny.startNumber == 37 && tiny.timeline?.first?.repeatCount == 2)
         // A window longer than the timeline changes nothing but the depth.
         let long = try Self.shown("hlscache.window=600").mpd.periods[0].adaptationSets[0].segmentTemplate
         #expect(long?.startNumber == 10)

@@ -116,6 +116,20 @@ struct ManifestViewServeTests {
         }
     }
 
+    /// Found by an attack: a player's `Range` on a manifest fetched a part of it, rendered and kept as the whole.
+    @Test("a Range on a manifest is ignored: the whole playlist, rendered, never a part of it")
+    func rangeOnAManifest() async throws {
+        try await withServer { server, origin in
+            let master = server.proxied(origin.url("/alt-audio/master.m3u8"))
+            for url in [master, master + "?hlscache.audio=en"] {
+                let answer = try await TestHTTP.get(url, headers: [(name: "Range", value: "bytes=0-40")])
+                #expect(answer.status == 200 && answer.text.contains("video/index.m3u8"), "\(answer.text)")
+            }
+            let whole = try await TestHTTP.get(master)
+            #expect(whole.text.contains("audio/index.m3u8") && whole.text.contains("video/index.m3u8"))
+        }
+    }
+
     @Test("--manifest-filter applies to every manifest; a request's view narrows it, never widens it")
     func serverWideFilter() async throws {
         try await withServer(arguments: ["--manifest-filter", "hlscache.bandwidth=-100k"]) { server, origin in

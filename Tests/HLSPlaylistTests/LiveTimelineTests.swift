@@ -116,6 +116,30 @@ struct LiveTimelineTests {
         #expect(delayed.contains("#EXT-X-DEFINE:IMPORT=\"cdn\""))
     }
 
+    /// Found by an attack: 40 key lines of 10 KB, copied into every segment and written once per segment, made a
+    /// 0.4 MB playlist a 405 MB history file.
+    @Test("key lines are stored once however many segments they cover; lines past the limits are not recorded")
+    func keyLinesAreBounded() throws {
+        func playlist(keys: Int, keyBytes: Int, segments: Int) throws -> Playlist {
+            var text = "#EXTM3U\n#EXT-X-TARGETDURATION:1\n"
+            for key in 0..<keys {
+                let path = String(repeating: "k", count: keyBytes)
+                text += "#EXT-X-KEY:METHOD=SAMPLE-AES,URI=\"https://o.test/\(path)\",KEYFORMAT=\"f\(key)\"\n"
+            }
+            for number in 0..<segments { text += "#EXTINF:1,\nhttps://o.test/s\(number).ts\n" }
+            return try Playlist(parsing: text)
+        }
+        var small = LiveTimeline()
+        #expect(small.record(try playlist(keys: 4, keyBytes: 1000, segments: 1000), fetchedAt: 1000).count == 1000)
+        let stored = try JSONEncoder().encode(small)
+        #expect(stored.count < 200_000, "\(stored.count) bytes")
+        #expect(try JSONDecoder().decode(LiveTimeline.self, from: stored) == small)
+        var large = LiveTimeline()
+        #expect(large.record(try playlist(keys: 40, keyBytes: 1000, segments: 10), fetchedAt: 1000).isEmpty)
+        #expect(large.record(try playlist(keys: 1, keyBytes: 10_000, segments: 10), fetchedAt: 1001).isEmpty)
+        #expect(large.segments.isEmpty)
+    }
+
     @Test("pruned by age, restarted when the sequence goes back, and the same after a round trip through JSON")
     func pruneRestartPersist() throws {
         var timeline = LiveTimeline()

@@ -25,14 +25,21 @@ struct ManifestViewTests {
                 + "&hlscache.start=1795888800&hlscache.subtitles=none&hlscache.window=30")
         #expect(try ManifestView(query: view.canonicalQuery) == view)
         // Found by the view fuzzer: each canonical spelling reads back the same view (no exponent, no date before
-        // 1970, to the millisecond).
+        // 1970, whole seconds).
         for query in [
-            "hlscache.delay=0.00001", "hlscache.window=0.0015&hlscache.start=1795888800.25", "hlscache.subtitles=nOne",
+            "hlscache.delay=0.00001", "hlscache.window=1.4&hlscache.start=1795888800.25", "hlscache.subtitles=nOne",
         ] {
             let small = try ManifestView(query: query)
             #expect(try ManifestView(query: small.canonicalQuery) == small, "\(small.canonicalQuery)")
         }
         #expect(throws: ManifestViewError.self) { try ManifestView(query: "hlscache.start=1013-11-28T18:00:00.5Z") }
+        // Seconds are whole: a flood of views a fraction apart is one view.
+        #expect(
+            try ManifestView(query: "hlscache.window=30.4").canonicalQuery
+                == ManifestView(query: "hlscache.window=29.6").canonicalQuery)
+        #expect(throws: ManifestViewError.self) { try ManifestView(query: "hlscache.window=0.4") }
+        #expect(throws: ManifestViewError.self) { try ManifestView(query: "hlscache.subtitles=none,en") }
+        #expect(throws: ManifestViewError.self) { try ManifestView(parameters: "hlscache.window=5&token=abc") }
         #expect(try ManifestView(query: "a=1&b=2").isEmpty)
     }
 

@@ -94,25 +94,40 @@ enum MPDView {
         }
     }
 
-    /// Cuts every `SegmentTimeline` under `element` to the window.
-    private static func trimTimelines(under element: XMLElement, window: Double) {
-        for child in element.children where child.isDASH {
-            if child.name == "SegmentTemplate",
-                let timeline = child.children.first(where: { $0.isDASH && $0.name == "SegmentTimeline" })
-            {
-                trim(timeline, template: child, window: window)
+    /// Cuts every `SegmentTimeline` under `element` to the window; `inherited` holds the `@timescale` and
+    /// `@startNumber` of the SegmentTemplates above (a Period's, an AdaptationSet's), which a Representation's own
+    /// template takes unless it says otherwise.
+    private static func trimTimelines(under element: XMLElement, window: Double, inherited: [String: String] = [:]) {
+        var inherited = inherited
+        let children = element.children.filter(\.isDASH)
+        for template in children where template.name == "SegmentTemplate" {
+            for name in ["timescale", "startNumber"] {
+                if let value = template.attribute(name) { inherited[name] = value }
+            }
+        }
+        for child in children {
+            if child.name == "SegmentTemplate" {
+                if let timeline = child.children.first(where: { $0.isDASH && $0.name == "SegmentTimeline" }) {
+                    trim(timeline, template: child, inherited: inherited, window: window)
+                }
             } else {
-                trimTimelines(under: child, window: window)
+                trimTimelines(under: child, window: window, inherited: inherited)
             }
         }
     }
 
+    /// The fewest segments a window keeps (as HLS keeps three target durations).
+    static let minimumSegments = 3
+
     /// Cuts one timeline; left as it is when it repeats to the Period's end (`r="-1"`), or its numbers overflow.
-    private static func trim(_ timeline: XMLElement, template: XMLElement, window: Double) {
-        let timescale = Int(template.attribute("timescale") ?? "1") ?? 1
+    private static func trim(
+        _ timeline: XMLElement, template: XMLElement, inherited: [String: String], window: Double
+    ) {
+        let timescale = Int(template.attribute("timescale") ?? inherited["timescale"] ?? "1") ?? 1
         guard timescale > 0, window * Double(timescale) < Double(Int.max / 4) else { return }
         var runs: [(time: Int, duration: Int, count: Int)] = []
         var next = 0
+        var total = 0
         let entries = timeline.children.filter { $0.isDASH && $0.name == "S" }
         for entry in entries {
             guard let duration = entry.attribute("d").flatMap({ Int($0) }), duration > 0,
@@ -120,27 +135,34 @@ enum MPDView {
             else { return }
             let time = entry.attribute("t").flatMap { Int($0) } ?? next
             let (span, overflow) = duration.multipliedReportingOverflow(by: repeats + 1)
-            guard time >= 0, !overflow, time <= Int.max - span else { return }
+            guard time >= 0, !overflow, time <= Int.max - span, total <= Int.max - repeats - 1 else { return }
             runs.append((time, duration, repeats + 1))
             next = time + span
+            total += repeats + 1
         }
         guard let last = runs.last else { return }
         let end = last.time + last.duration * last.count
-        let cutoff = end - Int(window * Double(timescale))
+        let cutoff = end - max(1, Int(window * Double(timescale)))
+        // The segments that end by the cutoff go, but never the newest few.
         var dropped = 0
-        var kept: [(time: Int, duration: Int, count: Int)] = []
         for run in runs {
-            // The segments of the run that end after the cutoff stay.
             let ending = run.time + run.duration * run.count
             if ending <= cutoff {
                 dropped += run.count
-                continue
+            } else {
+                if run.time < cutoff { dropped += (cutoff - run.time) / run.duration }
+                break
             }
-            let cut = run.time >= cutoff ? 0 : min(run.count - 1, (cutoff - run.time) / run.duration)
-            dropped += cut
-            kept.append((run.time + cut * run.duration, run.duration, run.count - cut))
         }
+        dropped = min(dropped, max(0, total - minimumSegments))
         guard dropped > 0 else { return }
+        var kept: [(time: Int, duration: Int, count: Int)] = []
+        var toDrop = dropped
+        for run in runs {
+            let cut = min(toDrop, run.count)
+            toDrop -= cut
+            if cut < run.count { kept.append((run.time + cut * run.duration, run.duration, run.count - cut)) }
+        }
         for entry in entries { entry.remove() }
         for (index, run) in kept.enumerated() {
             var attributes: [(String, String)] = []
@@ -151,7 +173,7 @@ enum MPDView {
             if run.count > 1 { attributes.append(("r", String(run.count - 1))) }
             timeline.addChild("S", attributes: attributes)
         }
-        let start = Int(template.attribute("startNumber") ?? "1") ?? 1
+        let start = Int(template.attribute("startNumber") ?? inherited["startNumber"] ?? "1") ?? 1
         if start <= Int.max - dropped { template.setAttribute("startNumber", String(start + dropped)) }
     }
 }

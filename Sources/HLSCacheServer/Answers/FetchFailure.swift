@@ -22,6 +22,7 @@ import SegmentCache
 /// | origin answered 404 or 410 for a segment the live history lists | 410 | no |
 /// | origin answered 5xx (or another non-2xx) | 502 | 5xx only |
 /// | `--max-fills` origin fetches in flight already | 503 with `Retry-After: 1` | no |
+/// | too many renderings of views waiting (``ViewRenderGate``) | 503 with `Retry-After: 1` | no |
 /// | anything else (a disk error, a rendering lost) | 502 | no |
 struct FetchFailure: Sendable {
     /// The status the player gets.
@@ -73,6 +74,11 @@ struct FetchFailure: Sendable {
             self.init(Self.clientClosedRequest, "the player left before its answer", stale: nil, log: nil)
             return
         }
+        if let error = error as? ViewRenderQueueFullError {
+            self.init(.serviceUnavailable, error.description, stale: nil, log: nil)
+            retryAfter = 1
+            return
+        }
         if let error = error as? CacheError, error.isSameKind(as: .tooManyFillsKind) {
             self.init(.serviceUnavailable, error.description, stale: nil, log: nil)
             retryAfter = 1
@@ -118,9 +124,11 @@ struct FetchFailure: Sendable {
 
     /// A segment the live history lists, gone from the cache and from the origin (which answered `status`): 410.
     init(goneFromHistory url: String, originStatus status: Int) {
+        // The access log line says it; a line more per request would let players flood the log.
         self.init(
-            .gone, "\(url) was evicted from the cache and the origin no longer has it (it answered \(status))",
-            stale: nil, log: (.warning, "history segment gone", ["url": "\(url)", "status": "\(status)"]))
+            .gone,
+            "the live history lists \(url), but the cache no longer has it and the origin answered \(status)",
+            stale: nil, log: nil)
     }
 
     private init(

@@ -5,9 +5,10 @@ import Synchronization
 
 /// The live history (`--live-history`): for each live media playlist players watch, the timeline hlscache saw
 /// (``LiveTimeline``), for `hlscache.delay` and start-over. Bounded (``maxTimelines`` playlists and ``maxSegments``
-/// segments in all, each playlist pruned by age and capped at ``LiveTimeline/maxSegments``), and persisted in the
-/// cache directory (one JSON file per playlist, written again at most every ``persistInterval`` and at a graceful
-/// stop), so that a restart keeps it.
+/// segments and ``maxBytes`` in all, each playlist pruned by age and capped at ``LiveTimeline/maxSegments``), and
+/// persisted in the cache directory (one JSON file per playlist, each distinct key or map line once, written again
+/// every ``persistInterval`` when it changed, off the requests' way, and at a graceful stop), so that a restart keeps
+/// it.
 final class LiveHistory: Sendable {
     /// How long a segment is kept, seconds.
     let keepSeconds: Double
@@ -18,9 +19,11 @@ final class LiveHistory: Sendable {
 
     /// The most playlists followed at once; the one recorded least recently goes first.
     static let maxTimelines = 256
-    /// The most segments kept over all playlists (some 300 bytes each): past it, the playlists recorded least
+    /// The most segments kept over all playlists: past it, or past ``maxBytes``, the playlists recorded least
     /// recently go.
     static let maxSegments = 200_000
+    /// About the most bytes kept over all playlists (``LiveTimeline/estimatedBytes``; on disk, about as many).
+    static let maxBytes = 64 << 20
     /// The most segments of a playlist's first version fetched when it is first recorded: its newest (a DVR
     /// playlist of hours is not downloaded whole because a player opened it).
     static let firstVersionFetches = 32
@@ -59,20 +62,21 @@ final class LiveHistory: Sendable {
     func record(url: String, _ playlist: Playlist, fetchedAt: Date) -> [String] {
         let now = fetchedAt.timeIntervalSince1970
         var evicted: [String] = []
-        let (urls, toPersist) = state.withLock { state -> ([String], Persisted?) in
+        let urls = state.withLock { state -> [String] in
             var entry =
                 state.timelines[url] ?? Entry(timeline: LiveTimeline(), lastRecorded: now, lastPersisted: 0)
             let knownKeys = Set(entry.timeline.segments.suffix(1).flatMap(\.keys))
             let knownMap = entry.timeline.segments.last?.map
-            let firstVersion = entry.timeline.segments.isEmpty
             let fresh = entry.timeline.record(playlist, fetchedAt: now)
+            // A timeline (re)started with this version: of what it lists, only its newest are fetched.
+            let firstVersion = entry.timeline.versions.count == 1
             entry.timeline.prune(before: now - keepSeconds)
-            entry.lastRecorded = now
-            var toPersist: Persisted?
-            if !fresh.isEmpty, now - entry.lastPersisted >= Self.persistInterval || entry.timeline.ended {
-                entry.lastPersisted = now
-                toPersist = Persisted(url: url, timeline: entry.timeline)
+            if entry.timeline.estimatedBytes > Self.maxBytes {
+                // One playlist alone past the budget: its oldest segments go.
+                let each = max(1, entry.timeline.estimatedBytes / max(1, entry.timeline.segments.count))
+                entry.timeline.dropOldest((entry.timeline.estimatedBytes - Self.maxBytes) / each + 1)
             }
+            entry.lastRecorded = now
             state.timelines[url] = entry
             evicted = Self.evict(&state, keeping: url)
             let fetched = firstVersion ? Array(fresh.suffix(Self.firstVersionFetches)) : fresh
@@ -82,9 +86,8 @@ final class LiveHistory: Sendable {
                 urls += segment.keys.filter { !knownKeys.contains($0) }.compactMap(Self.uri(inTagLine:))
                 if let map = segment.map, map != knownMap, let url = Self.uri(inTagLine: map) { urls.append(url) }
             }
-            return (urls, toPersist)
+            return urls
         }
-        if let toPersist { persist(toPersist) }
         for url in evicted {
             if let path = file(of: url) { try? FileManager.default.removeItem(atPath: path) }
         }
@@ -106,19 +109,22 @@ final class LiveHistory: Sendable {
     private static func evict(_ state: inout State, keeping kept: String) -> [String] {
         var evicted: [String] = []
         var total = state.timelines.values.reduce(0) { $0 + $1.timeline.segments.count }
-        while state.timelines.count > maxTimelines || (total > maxSegments && state.timelines.count > 1) {
+        var bytes = state.timelines.values.reduce(0) { $0 + $1.timeline.estimatedBytes }
+        while state.timelines.count > maxTimelines || total > maxSegments || bytes > maxBytes {
             guard
                 let oldest = state.timelines.filter({ $0.key != kept })
                     .min(by: { $0.value.lastRecorded < $1.value.lastRecorded })
             else { break }
             total -= oldest.value.timeline.segments.count
+            bytes -= oldest.value.timeline.estimatedBytes
             state.timelines[oldest.key] = nil
             evicted.append(oldest.key)
         }
         return evicted
     }
 
-    /// Writes every timeline changed since it was last written (at a graceful stop).
+    /// Writes every timeline changed since it was last written: every ``persistInterval`` (``LiveHistoryService``,
+    /// off the requests' way) and at a graceful stop.
     func persistAll() {
         let changed = state.withLock { state -> [Persisted] in
             var changed: [Persisted] = []

@@ -47,9 +47,14 @@ struct PlaylistRenderer {
             // segments: some 0.3 s, `dash_expand_100k_ms`), renders on the concurrency pool, not on the event loop
             // whose hits would wait for it.
             let metadata = response.metadata
-            rendered = try await withTaskExecutorPreference(globalConcurrentExecutor) {
-                try render(key: key, metadata: metadata, bytes: bytes)
+            let bytes = bytes
+            let render = { @Sendable in
+                try await withTaskExecutorPreference(globalConcurrentExecutor) {
+                    try self.render(key: key, metadata: metadata, bytes: bytes)
+                }
             }
+            // A request's own view waits its turn: views named one after another do not take every core.
+            rendered = try await view == nil ? render() : components.viewRenders.run(render)
         } else {
             rendered = try render(key: key, metadata: response.metadata, bytes: bytes)
         }

@@ -165,7 +165,10 @@ enum RequestResolution {
                 return
             }
         }
-        let requested = range.flatMap(RequestedRange.init(header:))
+        // A manifest is rendered whole (RFC 9110 lets a server ignore `Range`): a part of one fetched for a player's
+        // range would be rendered, and kept, as the whole.
+        let requested =
+            ObjectKind.guess(url: url).isManifest ? nil : range.flatMap(RequestedRange.init(header:))
         let key = components.origin.keys.key(origin: url, requested: requested)
         let isReadAhead = readAhead.map { FleetReadAhead.isPeer(readAhead: $0, components.configuration) } ?? false
         self = .origin(

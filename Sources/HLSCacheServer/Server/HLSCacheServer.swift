@@ -131,6 +131,9 @@ public struct HLSCacheServer: Sendable {
                 .init(service: TLSReloadService(certificates: tls, logger: logger), successTerminationBehavior: .ignore)
             )
         }
+        if let history = components.liveHistory {
+            services.append(.init(service: LiveHistoryService(history: history), successTerminationBehavior: .ignore))
+        }
         if !components.placement.processors.isEmpty {
             services.append(
                 .init(service: StrayThreadService(placement: components.placement), successTerminationBehavior: .ignore)

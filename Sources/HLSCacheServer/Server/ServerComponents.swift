@@ -1,4 +1,5 @@
 import Logging
+import NIOCore
 import OriginCache
 import OriginClient
 import SegmentCache
@@ -53,6 +54,8 @@ final class ServerComponents: Sendable {
     let draining = Atomic<Bool>(false)
     /// Wakes parked requests on their event loops, in batches.
     let wakeUps = EventLoopWakeUps()
+    /// The renderings of requests' own views of large manifests, a few at once (``ViewRenderGate``).
+    let viewRenders = ViewRenderGate(limit: System.coreCount / 2)
     /// The manifests whose last refresh failed, held back for a refresh period (``Grace``).
     let refreshBackoff = RefreshBackoff()
     /// Unique among the components this process makes: what a thread's memo of them (``ResolutionMemo``) is tied

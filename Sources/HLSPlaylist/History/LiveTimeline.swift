@@ -30,6 +30,14 @@ public struct LiveTimeline: Codable, Sendable, Equatable {
 
     /// The most segments kept (five and a half hours of 1 s segments; `--live-history` is 2 hours by default).
     public static let maxSegments = 20_000
+    /// The longest key, map or definition line kept, and the most bytes of them a segment may have in force: a
+    /// version past either is not recorded (a hostile origin's kilobytes of key lines are not copied per segment).
+    public static let maxLineBytes = 4096
+    /// The most bytes of key and map lines one segment may have in force (see ``maxLineBytes``).
+    public static let maxLinesBytesPerSegment = 16 << 10
+
+    /// About how many bytes the timeline holds (its segments' URIs and numbers; key and map lines are shared).
+    public private(set) var estimatedBytes = 0
 
     /// An empty timeline.
     public init() {}
@@ -41,7 +49,7 @@ public struct LiveTimeline: Codable, Sendable, Equatable {
     public mutating func record(_ playlist: Playlist, fetchedAt: Double) -> [HistorySegment] {
         guard playlist.kind == .media, versions.last.map({ fetchedAt > $0.at }) ?? true else { return [] }
         var listed = playlist.historySegments(fetchedAt: fetchedAt)
-        guard let first = listed.first, let last = listed.last else { return [] }
+        guard let first = listed.first, let last = listed.last, Self.isKeepable(listed, playlist) else { return [] }
         if let newest = segments.last,
             last.sequence < newest.sequence
                 || segments.contains(where: { $0.sequence == first.sequence && $0.uri != first.uri })
@@ -63,20 +71,52 @@ public struct LiveTimeline: Codable, Sendable, Equatable {
             later += max(0, listed[index].duration)
         }
         let newest = segments.last?.sequence ?? Int.min
-        let fresh = listed.filter { $0.sequence > newest }
+        var fresh = listed.filter { $0.sequence > newest }
+        // Key and map lines equal to the last segment's share its strings (each version parses them anew).
+        var shared = segments.last
+        for index in fresh.indices {
+            if let previous = shared {
+                if fresh[index].keys == previous.keys { fresh[index].keys = previous.keys }
+                if fresh[index].map == previous.map { fresh[index].map = previous.map }
+            }
+            shared = fresh[index]
+            estimatedBytes += Self.bytes(of: fresh[index])
+        }
         segments.append(contentsOf: fresh)
         versions.append(Version(at: fetchedAt, first: first.sequence, last: last.sequence))
-        if segments.count > Self.maxSegments { segments.removeFirst(segments.count - Self.maxSegments) }
+        if segments.count > Self.maxSegments { dropOldest(segments.count - Self.maxSegments) }
         return fresh
+    }
+
+    /// Whether a version's lines are small enough to keep (``maxLineBytes``, ``maxLinesBytesPerSegment``).
+    private static func isKeepable(_ listed: [HistorySegment], _ playlist: Playlist) -> Bool {
+        var checked: [String] = []
+        for segment in listed where segment.keys != checked {
+            checked = segment.keys
+            let bytes = segment.keys.reduce(segment.map?.utf8.count ?? 0) { $0 + $1.utf8.count }
+            guard bytes <= maxLinesBytesPerSegment, segment.keys.allSatisfy({ $0.utf8.count <= maxLineBytes }),
+                (segment.map?.utf8.count ?? 0) <= maxLineBytes
+            else { return false }
+        }
+        let definitions = playlist.lines.filter { $0.kind == .tag(.define) }
+        return definitions.count <= 64 && definitions.allSatisfy { $0.text.utf8.count <= maxLineBytes }
+    }
+
+    /// What a segment costs, about: its URI and byte range, and some fixed fields.
+    private static func bytes(of segment: HistorySegment) -> Int {
+        segment.uri.utf8.count + (segment.byteRange?.utf8.count ?? 0) + 128
+    }
+
+    /// Drops the `count` oldest segments.
+    public mutating func dropOldest(_ count: Int) {
+        let count = min(count, segments.count)
+        for segment in segments.prefix(count) { estimatedBytes -= Self.bytes(of: segment) }
+        segments.removeFirst(count)
     }
 
     /// Drops what started before `time` (Unix seconds).
     public mutating func prune(before time: Double) {
-        if let keep = segments.firstIndex(where: { $0.startTime >= time }) {
-            segments.removeFirst(keep)
-        } else {
-            segments.removeAll()
-        }
+        dropOldest(segments.firstIndex { $0.startTime >= time } ?? segments.count)
         versions.removeAll { $0.at < time }
     }
 
@@ -104,7 +144,7 @@ public struct LiveTimeline: Codable, Sendable, Equatable {
             listed = listed[cut...]
         }
         guard !listed.isEmpty else {
-            let held = segments.first.map { Int(now - $0.seenAt) } ?? 0
+            let held = segments.first.map { Int(max(0, min(now - $0.seenAt, 1e9))) } ?? 0
             throw .beforeHistory(
                 "hlscache holds \(held) s of this stream's history, less than a delay of \(Self.number(seconds)) s")
         }
@@ -134,6 +174,76 @@ public struct LiveTimeline: Codable, Sendable, Equatable {
             if newest.startTime + newest.duration >= end { complete = true }
         }
         return render(listed, type: complete ? "VOD" : "EVENT", ended: complete)
+    }
+
+    /// What a timeline is stored as: each distinct key, map or definition line once, segments naming them by index.
+    private struct Stored: Codable {
+        struct Segment: Codable {
+            var s: Int
+            var ds: Int
+            var d: Double
+            var u: String
+            var br: String?
+            var dc: Bool
+            var g: Bool
+            var k: [Int]
+            var m: Int?
+            var dt: Double?
+            var at: Double
+        }
+
+        var targetDuration: Int
+        var version: Int?
+        var definitions: [String]
+        var ended: Bool
+        var versions: [Version]
+        var lines: [String]
+        var segments: [Segment]
+    }
+
+    /// Stores the timeline (``Stored``: each distinct line once).
+    public func encode(to encoder: any Encoder) throws {
+        var lines: [String] = []
+        var numbers: [String: Int] = [:]
+        func number(_ line: String) -> Int {
+            if let known = numbers[line] { return known }
+            lines.append(line)
+            numbers[line] = lines.count - 1
+            return lines.count - 1
+        }
+        let stored = segments.map { segment in
+            Stored.Segment(
+                s: segment.sequence, ds: segment.discontinuitySequence, d: segment.duration, u: segment.uri,
+                br: segment.byteRange, dc: segment.discontinuity, g: segment.gap, k: segment.keys.map(number),
+                m: segment.map.map(number), dt: segment.date, at: segment.seenAt)
+        }
+        try Stored(
+            targetDuration: targetDuration, version: version, definitions: definitions, ended: ended,
+            versions: versions, lines: lines, segments: stored
+        ).encode(to: encoder)
+    }
+
+    /// Reads a stored timeline.
+    public init(from decoder: any Decoder) throws {
+        let stored = try Stored(from: decoder)
+        func line(_ index: Int) throws -> String {
+            guard stored.lines.indices.contains(index) else {
+                throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "no line \(index)"))
+            }
+            return stored.lines[index]
+        }
+        targetDuration = stored.targetDuration
+        version = stored.version
+        definitions = stored.definitions
+        ended = stored.ended
+        versions = stored.versions
+        segments = try stored.segments.map { segment in
+            HistorySegment(
+                sequence: segment.s, discontinuitySequence: segment.ds, duration: segment.d, uri: segment.u,
+                byteRange: segment.br, discontinuity: segment.dc, gap: segment.g, keys: try segment.k.map(line),
+                map: try segment.m.map(line), date: segment.dt, seenAt: segment.at)
+        }
+        estimatedBytes = segments.reduce(0) { $0 + Self.bytes(of: $1) }
     }
 
     /// A media playlist listing `listed`, each with the key, map, discontinuity and date tags it needs.

@@ -39,6 +39,15 @@ extension ManifestView {
         }
     }
 
+    /// Parses a view given on its own (`--manifest-filter`, `--view`): every parameter must be one of ours.
+    /// - Throws: ``ManifestViewError`` as ``init(query:)``, and for a parameter outside the namespace.
+    public init(parameters: some StringProtocol) throws(ManifestViewError) {
+        for parameter in parameters.split(separator: "&") where !parameter.hasPrefix(Self.parameterPrefix) {
+            throw .unknown(String(parameter.prefix(64)))
+        }
+        try self.init(query: parameters)
+    }
+
     /// Reads one parameter's value.
     private mutating func take(_ name: String, _ value: String) throws(ManifestViewError) {
         switch name {
@@ -52,7 +61,7 @@ extension ManifestView {
             removesIFrames = true
         case "window":
             let seconds = try Self.seconds(name, value)
-            guard seconds > 0 else { throw .malformed(name, "a window of 0 s lists nothing") }
+            guard seconds > 0 else { throw .malformed(name, "a window of less than a second lists nothing") }
             windowSeconds = seconds
         case "delay": delaySeconds = try Self.seconds(name, value)
         case "start": start = try Self.time(name, value)
@@ -97,8 +106,10 @@ extension ManifestView {
     /// `allowsNone`.
     private static func list(_ name: String, _ value: String, allowsNone: Bool) throws(ManifestViewError) -> [String] {
         if allowsNone, value.lowercased() == "none" { return [] }
+        // `none` is not a language: `none,en` is a mistake, not a language called none.
         let entries = value.split(separator: ",", omittingEmptySubsequences: false).map { $0.lowercased() }
         guard entries.count <= maxListEntries else { throw .malformed(name, "more than \(maxListEntries) entries") }
+        guard !entries.contains("none") else { throw .malformed(name, "none stands alone, not in a list") }
         for entry in entries {
             guard !entry.isEmpty, entry.count <= 64,
                 entry.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-") })
@@ -112,7 +123,7 @@ extension ManifestView {
         guard value.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }), value.first != ".",
             let seconds = Double(value), seconds.isFinite, seconds <= maxSeconds
         else { throw .malformed(name, "\(value.prefix(32)) is not a number of seconds from 0 to \(Int(maxSeconds))") }
-        return milliseconds(seconds)
+        return wholeSeconds(seconds)
     }
 
     /// A time: Unix seconds, or RFC 3339 (`2026-11-28T18:00:00Z`, fractions and offsets allowed).
@@ -120,18 +131,17 @@ extension ManifestView {
         if value.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }), value.first != ".",
             let seconds = Double(value), seconds.isFinite, seconds <= 1e11
         {
-            return milliseconds(seconds)
+            return wholeSeconds(seconds)
         }
         if value.count <= 40, let date = RFC3339.date(value), (0...1e11).contains(date.timeIntervalSince1970) {
-            return milliseconds(date.timeIntervalSince1970)
+            return wholeSeconds(date.timeIntervalSince1970)
         }
         throw .malformed(name, "\(value.prefix(40)) is neither Unix seconds nor an RFC 3339 time from 1970 on")
     }
 
-    /// `seconds` to the millisecond: what ``canonicalQuery`` writes reads back the same.
-    private static func milliseconds(_ seconds: Double) -> Double {
-        (seconds * 1000).rounded() / 1000
-    }
+    /// `seconds` to the whole second: what ``canonicalQuery`` writes reads back the same, and views a second apart
+    /// share one rendering (a flood of views a fraction apart is not a flood of renderings).
+    private static func wholeSeconds(_ seconds: Double) -> Double { seconds.rounded() }
 
     /// The view's parameters in one spelling: names in ``parameterNames`` order, numbers plain, lists sorted and
     /// lowercased; empty for the empty view. What keys a rendering, and what rewritten URIs carry.
@@ -164,12 +174,9 @@ extension ManifestView {
         return uri[..<fragment] + separator + query + uri[fragment...]
     }
 
-    /// A number of seconds as a plain decimal, to the millisecond (never an exponent).
+    /// A whole number of seconds (never an exponent).
     private static func number(_ value: Double) -> String {
-        if value == value.rounded(), abs(value) < 1e15 { return String(Int(value)) }
-        var text = String(format: "%.3f", value)
-        while text.hasSuffix("0") { text.removeLast() }
-        return text
+        abs(value) < 1e15 ? String(Int(value.rounded())) : "0"
     }
 }
 
