@@ -103,4 +103,28 @@ struct BrowserPlaybackTests {
             #expect(try await TestHTTP.get(server.url("/play?src=" + secret)).status == 400, "a page showed a token")
         }
     }
+
+    @Test("video.js (MSE) and Chromium's own player play a filtered multivariant playlist; video.js a filtered MPD")
+    func browsersPlayAView() async throws {
+        try await Browser.prepare()
+        let page = StreamOrigin(root: try Browser.pageFolder())
+        try await page.start()
+        defer { page.stop() }
+        try await withServer { server, origin in
+            origin.set(
+                "/dash-timeline/two.mpd",
+                .body(
+                    try ManifestViewServeTests.dashWithMissingRepresentation(origin),
+                    contentType: "application/dash+xml"))
+            let source = server.proxied(origin.url("/ts-multivariant/master.m3u8")) + "?hlscache.bandwidth=-100k"
+            let dash = server.proxied(origin.url("/dash-timeline/two.mpd")) + "?hlscache.bandwidth=-1M"
+            var pages = ["vhs", "native"].map { Browser.pageURL(page.url(""), source: source, mode: $0) }
+            pages.append(Browser.pageURL(page.url(""), source: dash, mode: "vhs"))
+            for playback in try await Browser.play(pages, seconds: 5, timeout: 90) {
+                #expect(playback.played(5), "\(playback)")
+            }
+            #expect(!origin.counts.keys.contains { $0.hasPrefix("/ts-multivariant/hi/") })
+            #expect(!origin.counts.keys.contains { $0.contains("-9") } && origin.count("/dash-timeline/two.mpd") > 0)
+        }
+    }
 }

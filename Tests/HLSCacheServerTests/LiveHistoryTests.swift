@@ -26,6 +26,9 @@ struct LiveHistoryTests {
         var server = try await InProcessServer.start(
             cacheDirectory: directory, arguments: ["--allow-host", "127.0.0.1", "--read-ahead", "0"])
         let plain = server.proxied(origin.url("/live/index.m3u8"))
+        // The same stream with each segment's date: start-over's, by date.
+        let dated = server.proxied(origin.url("/live/dated.m3u8"))
+        var firstDated: Int?
         let started = Date().timeIntervalSince1970
         // The origin's versions, logged once a second (with when each was asked and answered); a player polls
         // through hlscache as often.
@@ -39,6 +42,8 @@ struct LiveHistoryTests {
             #expect(direct.status == 200, "the origin: \(direct.status) \(direct.text)")
             versions.append((asked, Date().timeIntervalSince1970, try Self.listing(direct.text).sequence))
             #expect(try await TestHTTP.get(plain).status == 200)
+            let datedAnswer = try await TestHTTP.get(dated)
+            if firstDated == nil { firstDated = try? Self.listing(datedAnswer.text).sequence }
             if asked - started >= 22 {
                 let before = Date().timeIntervalSince1970
                 let delayed = try await TestHTTP.get(plain + "?hlscache.delay=20")
@@ -81,12 +86,11 @@ struct LiveHistoryTests {
         let played = try #require(await delayedPlay?.value)
         #expect(played.status == 0 && played.output.split(separator: "\n").count > 20, "\(played.errors)")
 
-        // Start-over from the first segment hlscache saw listed: the origin deletes it and the five after it.
-        let first = try #require(versions.first).sequence
+        // Start-over from the date of the first segment hlscache saw listed: the origin deletes it and the five after.
+        let first = try #require(firstDated)
         for number in first..<(first + 6) { origin.set("/live/seg\(number).ts", .status(404)) }
-        // The first version's oldest segment was published some 6 s before it was fetched.
-        let start = Int(started) - 5
-        let url = plain + "?hlscache.start=\(start)&hlscache.end=\(start + 10)"
+        let start = Int(origin.liveDate(of: first).timeIntervalSince1970)
+        let url = dated + "?hlscache.start=\(start)&hlscache.end=\(start + 10)"
         let answer = try await TestHTTP.get(url)
         #expect(answer.status == 200, "\(answer.text)")
         let startOver = try Self.listing(answer.text)
@@ -106,7 +110,7 @@ struct LiveHistoryTests {
         server = try await InProcessServer.start(
             cacheDirectory: directory, arguments: ["--allow-host", "127.0.0.1", "--read-ahead", "0"])
         let restartedURL =
-            server.proxied(origin.url("/live/index.m3u8")) + "?hlscache.start=\(start)&hlscache.end=\(start + 10)"
+            server.proxied(origin.url("/live/dated.m3u8")) + "?hlscache.start=\(start)&hlscache.end=\(start + 10)"
         let again = try await FFmpeg.framemd5(restartedURL)
         #expect(again.status == 0 && again.output == expected.output, "\(again.errors)")
         await server.stop()

@@ -2,12 +2,14 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import ServiceLifecycle
 import Synchronization
 
 /// The origin of the tests: a Hummingbird 2 application on 127.0.0.1 that serves `Fixtures/streams`, honours
 /// single `Range` requests, counts every request by path, and misbehaves on the paths it is told to.
 ///
-/// `/live/index.m3u8` is a live playlist over `live-source/`: a window of ``liveWindow`` (4 by default) 2-second
+/// `/live/index.m3u8` (and `/live/dated.m3u8`, with each segment's date) is a live playlist over `live-source/`: a
+/// window of ``liveWindow`` (4 by default) 2-second
 /// segments that advances every 2 s from when the origin started (`/live/seg<N>.ts` is `live-source/seg<N mod 20>.ts`).
 /// `/large/<N>.ts` is N bytes of ``pattern(count:)``. The routes the origin client's tests use (`/bytes`, `/status`, redirects…) are
 /// listed in ``route(_:seen:)``.
@@ -53,6 +55,9 @@ public final class StreamOrigin: Sendable {
     /// The port, once running.
     public private(set) nonisolated(unsafe) var port = 0
     private nonisolated(unsafe) var task: Task<Void, any Error>?
+    /// The service group the origin runs in, and its listening channel: how ``stop()`` stops it.
+    private nonisolated(unsafe) var group: ServiceGroup?
+    private nonisolated(unsafe) var listener: (any Channel)?
 
     /// `http://127.0.0.1:<port><path>`.
     public func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
@@ -107,19 +112,32 @@ public final class StreamOrigin: Sendable {
         let app = Application(
             responder: responder,
             configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { channel in
+            onServerRunning: { [self] channel in
+                listener = channel
                 continuation.yield(channel.localAddress?.port ?? 0)
                 continuation.finish()
             }
         )
-        task = Task { try await app.runService(gracefulShutdownSignals: []) }
+        let group = ServiceGroup(
+            configuration: .init(services: [app], gracefulShutdownSignals: [], logger: app.logger))
+        self.group = group
+        task = Task { try await group.run() }
         var iterator = ports.makeAsyncIterator()
         port = await iterator.next() ?? 0
     }
 
-    /// Stops the origin.
+    /// Stops the origin: its port refuses connections at once; the connections it accepted are served (a graceful
+    /// shutdown: cancelling the server's task while a connection is accepted but not yet served traps in
+    /// swift-nio's `NIOAsyncWriter`, apple/swift-nio#3481), and after 2 s whatever is left is cancelled (a stalled
+    /// answer never ends).
     public func stop() {
-        task?.cancel()
+        listener?.close(promise: nil)
+        guard let group, let task else { return }
+        Task {
+            await group.triggerGracefulShutdown()
+            try? await Task.sleep(for: .seconds(2))
+            task.cancel()
+        }
     }
 
     private func respond(_ request: Request) async throws -> Response {
@@ -206,6 +224,7 @@ public final class StreamOrigin: Sendable {
         }
         if let routed = route(request, seen: seen) { return routed }
         if path == "/live/index.m3u8" { return livePlaylist() }
+        if path == "/live/dated.m3u8" { return livePlaylist(dated: true) }
         guard let bytes = file(for: path) else {
             return Response(status: .notFound, body: .init(byteBuffer: ByteBuffer(string: "no such file\n")))
         }
@@ -238,18 +257,30 @@ public final class StreamOrigin: Sendable {
     /// The newest live segment's number now.
     public var liveEdge: Int { Int(Date().timeIntervalSince(started) / Self.liveSegmentSeconds) + liveWindow - 1 }
 
-    private func livePlaylist() -> Response {
+    private func livePlaylist(dated: Bool = false) -> Response {
         Response(
             status: .ok, headers: [.contentType: "application/vnd.apple.mpegurl"],
-            body: .init(byteBuffer: ByteBuffer(string: liveText())))
+            body: .init(byteBuffer: ByteBuffer(string: liveText(dated: dated))))
     }
 
-    private func liveText() -> String {
+    /// The live playlist; `dated` (`/live/dated.m3u8`) gives each segment its `EXT-X-PROGRAM-DATE-TIME`
+    /// (``liveDate(of:)``).
+    private func liveText(dated: Bool = false) -> String {
         let newest = liveEdge
         let first = newest - (liveWindow - 1)
         var text = "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:2\n#EXT-X-MEDIA-SEQUENCE:\(first)\n"
-        for number in first...newest { text += "#EXTINF:2.000000,\nseg\(number).ts\n" }
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        for number in first...newest {
+            if dated { text += "#EXT-X-PROGRAM-DATE-TIME:" + formatter.string(from: liveDate(of: number)) + "\n" }
+            text += "#EXTINF:2.000000,\nseg\(number).ts\n"
+        }
         return text
+    }
+
+    /// The date of live segment `number` in `/live/dated.m3u8`: when it became the newest.
+    public func liveDate(of number: Int) -> Date {
+        started.addingTimeInterval(Double(number - (liveWindow - 1)) * Self.liveSegmentSeconds)
     }
 
     /// `count` bytes whose every 4 KiB block differs from its neighbours, so a misplaced block shows: byte `i` is
