@@ -133,8 +133,9 @@ struct SignedURLTests {
         let origin = try await Self.signedOrigin()
         defer { origin.stop() }
         let server = try await InProcessServer.start(arguments: [
-            // Long enough for the playlists' fetches on a loaded machine; the stalled segment waits it out.
-            "--allow-host", "127.0.0.1", "--cache-key-ignore-query", "token", "--origin-timeout", "3", "--prefetch",
+            // Long enough for the playlists' fetches on a loaded machine (3 s was not, in a full run on two cores);
+            // the stalled segment waits it out.
+            "--allow-host", "127.0.0.1", "--cache-key-ignore-query", "token", "--origin-timeout", "10", "--prefetch",
             "0",
         ])
         origin.set("/stalled.ts", .stall)
