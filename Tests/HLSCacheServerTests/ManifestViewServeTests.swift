@@ -37,6 +37,20 @@ struct ManifestViewServeTests {
         }
     }
 
+    @Test("ffmpeg plays a live stream through a window, which lists three target durations at least")
+    func ffmpegPlaysALiveWindow() async throws {
+        try await withServer { server, origin in
+            let url = server.proxied(origin.url("/live/index.m3u8")) + "?hlscache.window=1"
+            let listed = try await TestHTTP.get(url)
+            #expect(listed.text.components(separatedBy: "#EXTINF").count - 1 == 3, "\(listed.text)")
+            let played = try await FFmpeg.run([
+                "-nostdin", "-v", "error", "-i", url, "-t", "4", "-map", "0", "-c", "copy", "-f", "framemd5", "-",
+            ])
+            #expect(played.status == 0 && played.output.split(separator: "\n").count > 20, "\(played.errors)")
+            #expect(!Self.originSawViews(origin))
+        }
+    }
+
     /// The test stream's MPD with a second video Representation at 5 Mbit/s whose segments the origin does not have:
     /// played whole, it fails.
     static func dashWithMissingRepresentation(_ origin: StreamOrigin) throws -> String {
