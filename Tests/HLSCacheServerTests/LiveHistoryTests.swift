@@ -35,6 +35,7 @@ struct LiveHistoryTests {
         var versions: [(asked: Double, answered: Double, sequence: Int)] = []
         var delayedChecks = 0
         var offsets: [Double] = []
+        var fullListings = 0
         var delayedPlay: Task<ChildProcess.Result, any Error>?
         while Date().timeIntervalSince1970 - started < 62 {
             let asked = Date().timeIntervalSince1970
@@ -65,7 +66,10 @@ struct LiveHistoryTests {
                 if lower > Int.min + 1, upper < Int.max - 1 {
                     offsets.append(Double(listed.sequence) - Double(lower + upper) / 2)
                 }
-                #expect(listed.count == 4 && listed.playlist.isLive)
+                // The origin's four, or (while no player asked for longer than a segment, on a loaded machine) the
+                // newest of them without a hole.
+                #expect((2...4).contains(listed.count) && listed.playlist.isLive, "\(delayed.text)")
+                if listed.count == 4 { fullListings += 1 }
                 delayedChecks += 1
                 if delayedPlay == nil {
                     let url = plain + "?hlscache.delay=20"
@@ -81,6 +85,7 @@ struct LiveHistoryTests {
         }
         // A loaded machine asks less often; a minute of play all the same.
         #expect(delayedChecks >= 10)
+        #expect(fullListings * 2 >= delayedChecks, "\(fullListings) of \(delayedChecks) listed the origin's four")
         let median = offsets.sorted()[offsets.count / 2]
         #expect(abs(median) <= 1, "offsets from the origin's versions 20 s before, in segments: \(offsets)")
         let played = try #require(await delayedPlay?.value)
