@@ -10,22 +10,45 @@ extension Playlist {
 
     /// A live media playlist cut to its newest segments covering `seconds` (at least three target durations);
     /// `nil` when it is that short already. See ``viewed(by:)``.
+    ///
+    /// Only what the cut needs is decoded: the durations of the newest segments, walked back from the end, and the
+    /// tags before the cut that carry over (a window of a long playlist costs about a parse, not a decode of every
+    /// line).
     func windowed(seconds: Double) -> [UInt8]? {
-        let all = segments
-        guard all.count > 1 else { return nil }
+        let uriLines = records.indices.filter { records[$0].kind == .uri }
+        guard uriLines.count > 1 else { return nil }
         let window = max(seconds, 3 * Double(targetDuration ?? 0))
-        var first = all.count - 1
-        var covered = all[first].duration
+        // A segment's lines run from after the previous segment's URI line to its own.
+        func start(of segment: Int) -> Int { segment == 0 ? 0 : uriLines[segment - 1] + 1 }
+        func duration(of segment: Int) -> Double {
+            for index in (start(of: segment)..<uriLines[segment]).reversed()
+            where records[index].kind == .tag && records[index].tag == .extinf {
+                if case .segmentInfo(let info)? = lines[index].tag { return info.duration }
+            }
+            return 0
+        }
+        var first = uriLines.count - 1
+        var covered = duration(of: first)
         while first > 0, covered < window {
             first -= 1
-            covered += all[first].duration
+            covered += duration(of: first)
         }
         guard first > 0 else { return nil }
-        let kept = all[first]
-        // The lines of the kept segment start after the URI line of the one before it.
-        let cut = all[first - 1].line + 1
+        // The kept segment's sequence number, and its byte range when its lines leave the offset implicit (the
+        // segments before it decoded then only).
+        let keptSequence = mediaSequence + first
+        var keptByteRange: ByteRange?
+        for index in start(of: first)..<uriLines[first]
+        where records[index].kind == .tag && records[index].tag == .byteRange {
+            if case .byteRange(let range)? = lines[index].tag, range.offset == nil {
+                keptByteRange = segments[first].byteRange
+            }
+        }
+        let kept = (sequenceNumber: keptSequence, byteRange: keptByteRange, line: uriLines[first])
+        let cut = start(of: first)
         var discontinuities = 0
         var lastDate: (date: Date, segment: Int)?
+        var lastDateLine: (index: Int, segment: Int)?
         var keys: [String: Int] = [:]
         var map: Int?
         var segment = 0
@@ -46,12 +69,15 @@ extension Playlist {
             case .key:
                 if case .key(let key)? = lines[index].tag { keys[key.keyFormat ?? "identity"] = index }
             case .map: map = index
-            case .programDateTime:
-                if case .programDateTime(let text)? = lines[index].tag, let date = Self.date(text) {
-                    lastDate = (date, segment)
-                }
+            case .programDateTime: lastDateLine = (index, segment)
             default: break
             }
+        }
+        // Only the last date before the cut is read (a date per segment is common).
+        if let (index, segment) = lastDateLine, case .programDateTime(let text)? = lines[index].tag,
+            let date = Self.date(text)
+        {
+            lastDate = (date, segment)
         }
         var output: [UInt8] = []
         output.reserveCapacity(source.count - records[cut].start + 512)
@@ -88,7 +114,7 @@ extension Playlist {
         if !ownTags.contains(.key) { for index in keys.values.sorted() { copy(index) } }
         if !ownTags.contains(.map), let map { copy(map) }
         if !ownTags.contains(.programDateTime), let lastDate {
-            let elapsed = all[lastDate.segment..<first].reduce(0) { $0 + $1.duration }
+            let elapsed = (lastDate.segment..<first).reduce(0) { $0 + duration(of: $1) }
             line("#EXT-X-PROGRAM-DATE-TIME:" + Self.dateText(lastDate.date.addingTimeInterval(elapsed)))
         }
         for index in cut..<records.count {
