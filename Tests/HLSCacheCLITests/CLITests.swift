@@ -54,7 +54,8 @@ struct CLITests {
     @Test(
         "rewrite --view filters offline as the server does, carries the view to media playlists, and refuses a bad one")
     func rewriteWithView() async throws {
-        let master = try String(contentsOf: TestPaths.streams.appendingPathComponent("ts-multivariant/master.m3u8"))
+        let master = try String(
+            contentsOf: TestPaths.streams.appendingPathComponent("ts-multivariant/master.m3u8"), encoding: .utf8)
         let arguments = ["rewrite", "-", "--url", "https://cdn.example.com/master.m3u8"]
         let low = try await Self.run(arguments + ["--view", "hlscache.bandwidth=-100k"], input: master)
         #expect(low.status == 0 && !low.stdout.contains("hi/index.m3u8"), "\(low.stderr)")
@@ -63,7 +64,8 @@ struct CLITests {
         #expect(nothing.status == 65 && nothing.stderr.hasPrefix("error: the view leaves nothing to play"))
         let typo = try await Self.run(arguments + ["--view", "hlscache.bandwith=1"], input: master)
         #expect(typo.status == 64 && typo.stderr.contains("unknown view parameter hlscache.bandwith"), "\(typo.stderr)")
-        let mpd = try String(contentsOf: TestPaths.streams.appendingPathComponent("dash-timeline/manifest.mpd"))
+        let mpd = try String(
+            contentsOf: TestPaths.streams.appendingPathComponent("dash-timeline/manifest.mpd"), encoding: .utf8)
         let dash = try await Self.run(
             ["rewrite", "-", "--url", "https://cdn.example.com/m.mpd", "--view", "hlscache.audio=fr"], input: mpd)
         #expect(dash.status == 0 && !dash.stdout.contains("contentType=\"audio\""), "\(dash.stderr)")
