@@ -95,14 +95,8 @@ struct PrefetchCommand: AsyncParsableCommand {
         options.subtitles = subtitles
         options.iFrames = iframes
         if let view {
-            do throws(ManifestViewError) {
-                options.view = try ManifestView(parameters: view)
-            } catch {
-                throw ValidationError("--view: \(error.message)")
-            }
-            guard options.view.delaySeconds == nil, options.view.start == nil, options.view.end == nil else {
-                throw ValidationError("--view: a delay, start or end needs the server's live history")
-            }
+            options.view = try ViewOption.parse(
+                view, option: "--view", timeline: "a delay, start or end needs the server's live history")
         }
         guard (1...256).contains(concurrency) else { throw ValidationError("--concurrency must be 1 to 256") }
         options.concurrency = concurrency

@@ -55,16 +55,8 @@ struct RewriteCommand: ParsableCommand {
     /// The view `--view` names.
     func manifestView() throws -> ManifestView {
         guard let view else { return ManifestView() }
-        let parsed: ManifestView
-        do throws(ManifestViewError) {
-            parsed = try ManifestView(parameters: view)
-        } catch {
-            throw ValidationError("--view: \(error.message)")
-        }
-        guard parsed.delaySeconds == nil, parsed.start == nil, parsed.end == nil else {
-            throw ValidationError("--view: a delay, start or end needs the server's live history")
-        }
-        return parsed
+        return try ViewOption.parse(
+            view, option: "--view", timeline: "a delay, start or end needs the server's live history")
     }
 
     func run() throws {

@@ -266,17 +266,10 @@ struct ServeCommand: AsyncParsableCommand {
         }
         configuration.liveHistorySeconds = history
         if let manifestFilter {
-            do throws(ManifestViewError) {
-                configuration.manifestFilter = try ManifestView(parameters: manifestFilter)
-            } catch {
-                throw ValidationError("--manifest-filter: \(error.message)")
-            }
-            let filter = configuration.manifestFilter
-            guard filter.delaySeconds == nil, filter.start == nil, filter.end == nil else {
-                throw ValidationError(
-                    "--manifest-filter: a delay, start or end is a viewer's choice, not the server's: use the "
-                        + "filters or hlscache.window")
-            }
+            configuration.manifestFilter = try ViewOption.parse(
+                manifestFilter, option: "--manifest-filter",
+                timeline: "a delay, start or end is a viewer's choice, not the server's: use the filters or "
+                    + "hlscache.window")
         }
         switch (tlsCertificate, tlsKey) {
         case (let certificate?, let key?):

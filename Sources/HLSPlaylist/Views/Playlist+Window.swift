@@ -1,5 +1,6 @@
 import ByteRanges
 import Foundation
+import ManifestURLs
 
 extension Playlist {
     /// The tags that describe the whole media playlist, kept from the lines a window cuts.
@@ -131,14 +132,7 @@ extension Playlist {
     }
 
     /// An `EXT-X-PROGRAM-DATE-TIME` value read (ISO 8601 with a time zone, fractions of a second allowed).
-    static func date(_ text: String) -> Date? {
-        let fractional = ISO8601DateFormatter()
-        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if let date = fractional.date(from: text) { return date }
-        let plain = ISO8601DateFormatter()
-        plain.formatOptions = [.withInternetDateTime]
-        return plain.date(from: text)
-    }
+    static func date(_ text: String) -> Date? { RFC3339.date(text) }
 
     /// A date as `EXT-X-PROGRAM-DATE-TIME` writes it, in UTC with milliseconds.
     static func dateText(_ date: Date) -> String {

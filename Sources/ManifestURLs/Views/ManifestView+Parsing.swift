@@ -180,9 +180,11 @@ extension ManifestView {
     }
 }
 
-/// RFC 3339 times, read with the formats it allows (with and without a fraction of a second).
-enum RFC3339 {
-    static func date(_ text: String) -> Date? {
+/// RFC 3339 times, read with the formats it allows (with and without a fraction of a second): view times, and the
+/// playlists' `EXT-X-PROGRAM-DATE-TIME`.
+package enum RFC3339 {
+    /// The time `text` names, if it is one.
+    package static func date(_ text: String) -> Date? {
         let plain = ISO8601DateFormatter()
         plain.formatOptions = [.withInternetDateTime]
         if let date = plain.date(from: text) { return date }
