@@ -73,6 +73,8 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The tests' one trait (a target of its own: the kit is linked into programs that do not link Testing).
+        .target(name: "HLSCacheTestTraits", swiftSettings: swiftSettings),
         .target(
             name: "OriginCache",
             dependencies: [
@@ -170,13 +172,13 @@ let package = Package(
         ),
         .testTarget(
             name: "HLSCacheCLITests",
-            dependencies: ["HLSCacheTesting", "hlscache"],
+            dependencies: ["HLSCacheTestTraits", "HLSCacheTesting", "hlscache"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "OriginClientTests",
             dependencies: [
-                "ByteRanges", "HLSCacheTesting", "OriginClient",
+                "ByteRanges", "HLSCacheTestTraits", "HLSCacheTesting", "OriginClient",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -186,20 +188,20 @@ let package = Package(
         .testTarget(
             name: "OriginCacheTests",
             dependencies: [
-                "ByteRanges", "HLSCacheTesting", "HLSPlaylist", "OriginCache", "OriginClient", "SegmentCache",
+                "ByteRanges", "HLSCacheTestTraits", "HLSCacheTesting", "HLSPlaylist", "OriginCache", "OriginClient", "SegmentCache",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "SegmentCacheTests",
-            dependencies: ["ByteRanges", "HLSCacheTesting", "SegmentCache"],
+            dependencies: ["ByteRanges", "HLSCacheTestTraits", "HLSCacheTesting", "SegmentCache"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "HLSCacheServerTests",
             dependencies: [
-                "ByteRanges", "DASHManifest", "HLSCacheServer", "HLSCacheTesting", "HLSPlaylist", "OriginCache",
+                "ByteRanges", "DASHManifest", "HLSCacheServer", "HLSCacheTestTraits", "HLSCacheTesting", "HLSPlaylist", "OriginCache",
                 "OriginClient",
                 "RequestHeads", "SegmentCache", "hlscache", "HLSCacheCommands",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -214,19 +216,19 @@ let package = Package(
         .testTarget(
             name: "HLSPrefetchTests",
             dependencies: [
-                "ByteRanges", "HLSCacheTesting", "HLSPrefetch", "HLSPlaylist", "hlscache",
+                "ByteRanges", "HLSCacheTestTraits", "HLSCacheTesting", "HLSPrefetch", "HLSPlaylist", "hlscache",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "DASHManifestTests",
-            dependencies: ["DASHManifest", "HLSCacheTesting", "ManifestURLs"],
+            dependencies: ["DASHManifest", "HLSCacheTestTraits", "HLSCacheTesting", "ManifestURLs"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "HLSPlaylistTests",
-            dependencies: ["ByteRanges", "HLSCacheTesting", "HLSPlaylist", "ManifestURLs"],
+            dependencies: ["ByteRanges", "HLSCacheTestTraits", "HLSCacheTesting", "HLSPlaylist", "ManifestURLs"],
             swiftSettings: swiftSettings
         ),
     ]

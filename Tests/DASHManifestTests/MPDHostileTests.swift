@@ -1,11 +1,12 @@
 import DASHManifest
 import Foundation
+import HLSCacheTestTraits
 import ManifestURLs
 import Testing
 
 /// MPDs an origin (or any URL a viewer names) may send to take the process down: every number overflows into an
 /// error with its line, and every expansion is bounded before anything is built.
-@Suite("Hostile MPDs")
+@Suite("Hostile MPDs", .sharedMachine)
 struct MPDHostileTests {
     static let url = "https://h/d/m.mpd"
 

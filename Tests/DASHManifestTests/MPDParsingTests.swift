@@ -1,11 +1,12 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import Testing
 
 @testable import DASHManifest
 
 /// What the model says of real packages, and how bad input is refused.
-@Suite("MPD parsing")
+@Suite("MPD parsing", .sharedMachine)
 struct MPDParsingTests {
     static func fixture(_ name: String) throws -> [UInt8] {
         Array(try Data(contentsOf: TestPaths.fixtures.appendingPathComponent(name)))

@@ -1,4 +1,5 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import ManifestURLs
 import Testing
@@ -7,7 +8,7 @@ import Testing
 
 /// Every URL a player fetches from an MPD comes back to hlscache, once, and nothing else in the document changes:
 /// checked against a reader written apart from the rewriter (Foundation's XML parser and URL resolution).
-@Suite("MPD rewriting")
+@Suite("MPD rewriting", .sharedMachine)
 struct MPDRewriteTests {
     static let cache = "http://cache.test:8080"
     static let documentURL = "https://origin.example/live/manifest.mpd"

@@ -1,11 +1,12 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import Testing
 
 @testable import DASHManifest
 
 /// Every object a player of a static MPD fetches, computed from the MPD: what prefetch stores.
-@Suite("MPD segments")
+@Suite("MPD segments", .sharedMachine)
 struct MPDSegmentsTests {
     static func objects(_ path: String, url: String = "http://o/d/manifest.mpd") throws -> [MPDObject] {
         let bytes = Array(try Data(contentsOf: TestPaths.fixtures.appendingPathComponent(path)))

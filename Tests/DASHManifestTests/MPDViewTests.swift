@@ -1,9 +1,10 @@
 import DASHManifest
+import HLSCacheTestTraits
 import ManifestURLs
 import Testing
 
 /// Manifest views on MPDs: Representations and AdaptationSets filtered, a dynamic MPD's timeline cut to a window.
-@Suite("MPD views")
+@Suite("MPD views", .sharedMachine)
 struct MPDViewTests {
     static let url = "http://origin.test/live/manifest.mpd"
 

@@ -1,9 +1,10 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import Testing
 
 /// Runs the built `hlscache` binary as a user would.
-@Suite("hlscache command line")
+@Suite("hlscache command line", .sharedMachine)
 struct CLITests {
     struct Result {
         var status: Int32

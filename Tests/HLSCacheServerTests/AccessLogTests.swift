@@ -1,10 +1,11 @@
 import Foundation
 import Glibc
+import HLSCacheTestTraits
 import HLSCacheTesting
 import Testing
 
 /// The access log is on by default: it must never make a response wait on standard output.
-@Suite("Access log")
+@Suite("Access log", .sharedMachine)
 struct AccessLogTests {
     @Test("each request is one line: time, level, request, then bytes cache id method ms path status, on both paths")
     func oneLinePerRequestOnBothPaths() async throws {

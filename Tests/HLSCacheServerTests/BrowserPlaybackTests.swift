@@ -1,9 +1,10 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import Testing
 
 /// Web players in a real browser: headless Chromium plays through hlscache from a page on another origin.
-@Suite("Web players in Chromium", .serialized)
+@Suite("Web players in Chromium", .serialized, .sharedMachine)
 struct BrowserPlaybackTests {
     static let streams = ["ts-multivariant/master.m3u8", "fmp4/index.m3u8", "aes128/index.m3u8"]
 

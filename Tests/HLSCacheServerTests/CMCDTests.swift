@@ -1,10 +1,11 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import Testing
 
 /// Players' CMCD (CTA-5004) through a running server: never part of a key, an origin request or an answer; its
 /// `nor` fetched ahead; what players report counted and logged.
-@Suite("CMCD")
+@Suite("CMCD", .sharedMachine)
 struct CMCDTests {
     static let vod = [
         "/ts-multivariant/hi/index.m3u8", "/ts-multivariant/hi/seg0.ts", "/ts-multivariant/hi/seg1.ts",
@@ -183,8 +184,11 @@ struct CMCDTests {
             let playlist = try await TestHTTP.get(Self.withQuery(playlistURL, "ot=m,sid=\"d\""))
             #expect(origin.targets.last == "/ts-multivariant/hi/index.m3u8?CMCD=ot%3Dm%2Csid%3D%22d%22")
             #expect(!playlist.text.contains("CMCD"))
+            // The same object: no second origin request (a HIT, or, when it came before the fill was published, a
+            // request that joined it; CI once saw the latter).
+            let fetched = origin.targets.count
             let plain = try await TestHTTP.get(playlistURL)
-            #expect(plain.body == playlist.body && plain.header("x-cache") == "HIT")
+            #expect(plain.body == playlist.body && origin.targets.count == fetched, "\(origin.targets.suffix(2))")
 
             // An invalid CMCD (a duplicate key) is not passed on, in either mode.
             _ = try await TestHTTP.get(

@@ -1,10 +1,11 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import Testing
 
 /// CORS: web players (hls.js, video.js) on another origin may read every answer, preflights are answered without
 /// an origin request, and `--cors-origin` narrows or turns it off.
-@Suite("CORS")
+@Suite("CORS", .sharedMachine)
 struct CORSTests {
     static let page = [(name: "Origin", value: "http://127.0.0.1:9")]
 

@@ -1,4 +1,5 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import NIOCore
 import OriginClient
@@ -9,7 +10,7 @@ import Testing
 
 /// The served process's threads as `--cpu-affinity` places them: by default, each event loop and the origin thread of
 /// its number on one processor when the process has one for each pair; with `off`, where the scheduler likes.
-@Suite("CPU affinity")
+@Suite("CPU affinity", .sharedMachine)
 struct CPUAffinityTests {
     @Test("by default each event loop and its origin thread share a processor, when there is one per pair")
     func pairsBoundByDefault() async throws {

@@ -1,10 +1,11 @@
 import Foundation
 import Glibc
+import HLSCacheTestTraits
 import HLSCacheTesting
 import Testing
 
 /// Connections are closed when they idle or dawdle, refused politely past the cap, and the server never spins.
-@Suite("Connections", .serialized)
+@Suite("Connections", .serialized, .sharedMachine)
 struct ConnectionTests {
     // 1,000 descriptors held here while the suites beside this one launch programs: ChildProcess spawns them with
     // posix_spawn, which lists no descriptors (Foundation's `Process.run` read /proc/self/fd past its buffer and

@@ -1,10 +1,11 @@
 import DASHManifest
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import Testing
 
 /// A live DASH stream, packaged in real time by ffmpeg, watched by 20 players through hlscache.
-@Suite("Live DASH through hlscache", .serialized)
+@Suite("Live DASH through hlscache", .serialized, .sharedMachine)
 struct DASHLiveTests {
     /// ffmpeg packaging a live DASH stream into a new folder in real time: 1 s segments, five in the window,
     /// `minimumUpdatePeriod` 2 s, a SegmentTimeline. Returns once the MPD exists.

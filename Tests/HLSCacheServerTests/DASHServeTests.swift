@@ -1,11 +1,12 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import HTTPTypes
 import Testing
 
 /// DASH through `hlscache serve`: the packages ffmpeg makes play with the origin's frames, once from the origin and
 /// then from the cache; bad MPDs are refused with a reason; live MPDs are fetched about once per update period.
-@Suite("DASH through hlscache", .serialized)
+@Suite("DASH through hlscache", .serialized, .sharedMachine)
 struct DASHServeTests {
     /// Packages whose every object is fetched whole (no Range): each must reach the origin exactly once.
     static let wholeObjects = ["dash-timeline", "dash-number", "dash-list"]

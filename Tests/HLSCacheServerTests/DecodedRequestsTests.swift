@@ -1,10 +1,11 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import Testing
 
 /// The requests of a connection handed to the HTTP/1 decoder (from the first one the front's scanner does not read):
 /// each comes back to the front, in its turn, and is answered as the front answers its own.
-@Suite("Decoded requests")
+@Suite("Decoded requests", .sharedMachine)
 struct DecodedRequestsTests {
     @Test(
         "a request body over 16 KiB is refused with 413 as soon as it is, and the connection closes; the server goes on"

@@ -1,9 +1,10 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import Testing
 
 /// A full disk under the cache: the cache keeps caching within what the file system holds.
-@Suite("Disk pressure")
+@Suite("Disk pressure", .sharedMachine)
 struct DiskPressureTests {
     @Test(
         "on a 20 MB file system with the default 10 GB bound, a 30 MB stream is cached as it plays; one warning",

@@ -1,10 +1,11 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import Testing
 
 /// Origins that fail: the player's response is aborted, never ended as if complete; nothing wrong is cached;
 /// the server says what went wrong and stays up.
-@Suite("Origin faults")
+@Suite("Origin faults", .sharedMachine)
 struct FaultTests {
     @Test(
         "a reset or a short body mid-segment aborts the response, caches nothing, and the next request fetches again",

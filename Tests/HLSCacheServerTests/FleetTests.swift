@@ -1,10 +1,11 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import Testing
 
 /// Three nodes behind real nginx (`hash $request_uri consistent`, the config of `docker/fleet/`): each object is
 /// fetched from the origin once for the whole fleet.
-@Suite("Fleet behind nginx", .serialized)
+@Suite("Fleet behind nginx", .serialized, .sharedMachine)
 struct FleetTests {
     /// A 20-segment VOD playlist of 2-second segments.
     static let vod = "/live-source/vod.m3u8"
@@ -148,7 +149,7 @@ struct FleetTests {
 }
 
 /// A shield tier: edge nodes fetch every origin object through a parent hlscache.
-@Suite("Shield tier")
+@Suite("Shield tier", .sharedMachine)
 struct ShieldTests {
     @Test("two edges with one parent: the origin sees each object once, X-Cache-Parent says which tier answered")
     func edgesShareTheParentsFetches() async throws {

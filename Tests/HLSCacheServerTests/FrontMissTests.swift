@@ -1,11 +1,12 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import Synchronization
 import Testing
 
 /// Misses the front answers (`ConnectionFront+Planned`): the front that started the fill writes the answer as the fill
 /// brings it, and keeps the connection's order and the body's integrity.
-@Suite("Front misses")
+@Suite("Front misses", .sharedMachine)
 struct FrontMissTests {
     /// An origin on its own threads: `/slow.ts` sends its head and half of its body, then the rest once `release` is
     /// set; `/chunked.ts` a chunked body without a length, `/cut-chunked.ts` one that ends before its last chunk;

@@ -1,11 +1,12 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import Testing
 
 /// HTTP/2 in cleartext by prior knowledge (`h2c`, RFC 9113 section 3.3): a connection to the cleartext port that opens
 /// with HTTP/2's preface is served as HTTP/2, by the same engine as HTTP/1 and as h2 over TLS; every other connection
 /// stays HTTP/1.
-@Suite("h2c by prior knowledge", .serialized)
+@Suite("h2c by prior knowledge", .serialized, .sharedMachine)
 struct H2CTests {
     @Test(
         "curl --http2-prior-knowledge and h2load on the cleartext port: the same answers as HTTP/1, logged and counted as h2"

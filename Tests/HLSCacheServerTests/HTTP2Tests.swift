@@ -1,11 +1,12 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import Testing
 
 /// HTTP/2 over TLS (ALPN `h2`): each stream an exchange of the same engine, with real clients (nghttp2's `h2load`
 /// and `nghttp`) and the attacks on HTTP/2 (rapid reset, CONTINUATION floods, a client that never reads) made with
 /// the h2 library (`Tests/Browser/h2_attacks.py`).
-@Suite("HTTP/2", .serialized)
+@Suite("HTTP/2", .serialized, .sharedMachine)
 struct HTTP2Tests {
     /// Runs an attack of `Tests/Browser/h2_attacks.py` and returns its JSON.
     static func attack(_ arguments: [String]) async throws -> [String: Any] {

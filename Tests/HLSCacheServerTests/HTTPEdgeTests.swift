@@ -1,11 +1,12 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import Synchronization
 import Testing
 
 /// The HTTP edges a faithful proxy gets right, against a raw-socket origin: ranges past the end, bodies encoded
 /// though nobody asked, conflicting lengths, and what the access log says of an answer cut short.
-@Suite("HTTP edges")
+@Suite("HTTP edges", .sharedMachine)
 struct HTTPEdgeTests {
     /// 100 bytes, each its own index.
     static let object = (0..<100).map { UInt8($0) }

@@ -1,11 +1,12 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import HTTPTypes
 import Testing
 
 /// No single request or origin answer can crash the server or exhaust it: each hostile input gets an answer, and the
 /// process is still serving afterwards.
-@Suite("Hostile input", .serialized)
+@Suite("Hostile input", .serialized, .sharedMachine)
 struct HardeningTests {
     static let loopback = ["--allow-host", "127.0.0.1", "--allow-private-networks"]
 

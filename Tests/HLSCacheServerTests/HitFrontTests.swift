@@ -1,11 +1,12 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import Testing
 
 /// Hits answered from the connection's bytes, in front of the HTTP/1 decoder (`ConnectionFront`): a head split across
 /// reads is still one, and a connection whose requests went to the decoder comes back once they are answered, or
 /// stays with the decoder after a request only it can read.
-@Suite("Hit front")
+@Suite("Hit front", .sharedMachine)
 struct HitFrontTests {
     /// A small fMP4 segment of ``StreamOrigin``.
     static let segment = "/fmp4/seg1.m4s"

@@ -1,10 +1,11 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import Testing
 
 /// Hits answered on the event loop: `sendfile` for entry files, shared buffers for the memory tier and rewritten
 /// playlists; the same answers as the async responder, in request order, and safe when clients misbehave.
-@Suite("Event-loop hit path")
+@Suite("Event-loop hit path", .sharedMachine)
 struct HitPathTests {
     /// A 6 MiB object: larger than the memory tier admits (64 KiB), so its hits are sent from the entry file.
     static let largePath = "/large/6291456.ts"

@@ -1,10 +1,11 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import Testing
 
 /// The hit an event loop keeps for a target (``KeptHit``) and answers again with no lookup while the cache's lease
 /// on the entry holds: the same answer a lookup plans, and never past a purge.
-@Suite("Kept hits")
+@Suite("Kept hits", .sharedMachine)
 struct KeptHitTests {
     /// Pipelines `count` GETs of `path` on `connection` and reads their answers: one read of the server's, answered
     /// well within the lease (10 ms).

@@ -1,4 +1,5 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import NIOCore
 import Testing
@@ -7,7 +8,7 @@ import Testing
 
 /// The server's listeners: one socket per event loop on one port, and a graceful stop that lets the answers in
 /// flight finish.
-@Suite("Listeners")
+@Suite("Listeners", .sharedMachine)
 struct ListenerTests {
     @Test("the server listens with one socket per event loop, all on its one port, and answers on each")
     func oneListenerPerEventLoop() async throws {

@@ -1,4 +1,5 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import HLSPlaylist
 import Testing
@@ -6,7 +7,7 @@ import Testing
 /// The live history through a real server: `hlscache.delay` follows the origin's versions some seconds behind,
 /// start-over plays the live stream's first segments from the cache once the origin has dropped them, and again
 /// after a restart; a listed segment gone from cache and origin is a 410.
-@Suite("Live history: delay and start-over")
+@Suite("Live history: delay and start-over", .sharedMachine)
 struct LiveHistoryTests {
     /// The media sequence number and segment count of a playlist's text.
     static func listing(_ text: String) throws -> (sequence: Int, count: Int, playlist: Playlist) {
@@ -66,9 +67,10 @@ struct LiveHistoryTests {
                 if lower > Int.min + 1, upper < Int.max - 1 {
                     offsets.append(Double(listed.sequence) - Double(lower + upper) / 2)
                 }
-                // The origin's four, or (while no player asked for longer than a segment, on a loaded machine) the
-                // newest of them without a hole.
-                #expect((2...4).contains(listed.count) && listed.playlist.isLive, "\(delayed.text)")
+                // The origin's four, or the newest of them without a hole: on a loaded machine, hlscache may not
+                // refresh for the length of two segments (CI once saw 24 and 25 never listed, and the delayed playlist
+                // list 26 alone). Most must be the four (below).
+                #expect((1...4).contains(listed.count) && listed.playlist.isLive, "\(delayed.text)")
                 if listed.count == 4 { fullListings += 1 }
                 delayedChecks += 1
                 if delayedPlay == nil {

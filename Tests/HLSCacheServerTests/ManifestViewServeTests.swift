@@ -1,10 +1,11 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import Testing
 
 /// Manifest views served: `hlscache.*` parameters on manifest URLs, and `--manifest-filter`, through a real server,
 /// to real players, with the origin watching what it is asked for.
-@Suite("Manifest views served", .serialized)
+@Suite("Manifest views served", .serialized, .sharedMachine)
 struct ManifestViewServeTests {
     /// Whether the origin ever saw one of our parameters.
     static func originSawViews(_ origin: StreamOrigin) -> Bool { origin.targets.contains { $0.contains("hlscache") } }

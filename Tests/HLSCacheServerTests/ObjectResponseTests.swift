@@ -1,9 +1,10 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import Testing
 
 /// Ranges, HEAD, headers, and hlscache's own pages.
-@Suite("Object responses")
+@Suite("Object responses", .sharedMachine)
 struct ObjectResponseTests {
     @Test("single ranges a-b, a- and -n are answered 206 on a miss and on a hit; HEAD has the headers only")
     func rangesAndHead() async throws {

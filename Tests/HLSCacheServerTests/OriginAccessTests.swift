@@ -1,10 +1,11 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import Testing
 
 /// What real origins need besides a URL: headers the CDN insists on (for every host or one), a User-Agent, and an
 /// upstream proxy, in `serve` and `prefetch` alike.
-@Suite("Origin headers and upstream proxy")
+@Suite("Origin headers and upstream proxy", .sharedMachine)
 struct OriginAccessTests {
     static let files = ["/fmp4/index.m3u8", "/fmp4/init.mp4", "/fmp4/seg0.m4s", "/fmp4/seg1.m4s", "/fmp4/seg2.m4s"]
 

@@ -1,10 +1,11 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import Testing
 
 /// LL-HLS blocking playlist reloads that find a fill of their URL in flight wait on the event loop, not in the
 /// responder, and are answered as hits when it ends; whatever else happens, they are answered as any request is.
-@Suite("Parked blocking reloads")
+@Suite("Parked blocking reloads", .sharedMachine)
 struct ParkedReloadTests {
     static let reload = "/live/index.m3u8?_HLS_msn=3&_HLS_part=0"
 

@@ -1,10 +1,11 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import Testing
 
 /// Real streams played by ffmpeg through hlscache: the same packets as from the origin, and a second play
 /// served entirely from the cache.
-@Suite("Playback through hlscache")
+@Suite("Playback through hlscache", .sharedMachine)
 struct PlaybackTests {
     static let streams = [
         "ts-multivariant/master.m3u8", "fmp4/index.m3u8", "byterange/index.m3u8", "aes128/index.m3u8",

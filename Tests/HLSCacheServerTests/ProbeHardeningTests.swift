@@ -1,4 +1,5 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import HTTPTypes
 import OriginCache
@@ -7,7 +8,7 @@ import Testing
 
 /// The hardening probe of the last release, item by item (issue 40): each way it took the server down, made it leak
 /// or made it work for a stranger is now an error answer, a refusal at start or a bound.
-@Suite("Hardening probe", .serialized)
+@Suite("Hardening probe", .serialized, .sharedMachine)
 struct ProbeHardeningTests {
     static let loopback = ["--allow-host", "127.0.0.1", "--allow-private-networks"]
 
@@ -162,7 +163,7 @@ struct ProbeHardeningTests {
 }
 
 /// Item 12: an entry file cut short in place.
-@Suite("Hardening probe: damaged entries", .serialized)
+@Suite("Hardening probe: damaged entries", .serialized, .sharedMachine)
 struct DamagedEntryTests {
     @Test("item 12: an entry truncated in place is found on the hit path and removed, with no spin on sendfile")
     func truncatedEntryIsRemoved() async throws {
@@ -203,7 +204,7 @@ struct DamagedEntryTests {
 }
 
 /// Item 8: a live segment asked for before the origin published it.
-@Suite("Hardening probe: negative answers")
+@Suite("Hardening probe: negative answers", .sharedMachine)
 struct NegativeAnswerTests {
     /// A live playlist of `segments` of `target` seconds, in `directory` relative to the playlist's (its own by
     /// default).
@@ -266,7 +267,7 @@ struct NegativeAnswerTests {
 }
 
 /// Item 2: misses abandoned by their clients, by the hundred.
-@Suite("Hardening probe: abandoned misses", .serialized)
+@Suite("Hardening probe: abandoned misses", .serialized, .sharedMachine)
 struct AbandonedMissTests {
     @Test("item 2: abandoned misses of slow objects are bounded by --max-fills; the rest get 503; health answers")
     func abandonedMissesAreBounded() async throws {
@@ -304,7 +305,7 @@ struct AbandonedMissTests {
 }
 
 /// Item 1, after a restart: an MPD stored by an earlier release that no longer renders.
-@Suite("Hardening probe: stored manifests that do not render", .serialized)
+@Suite("Hardening probe: stored manifests that do not render", .serialized, .sharedMachine)
 struct StoredManifestTests {
     /// Answers every key with one MPD, stored for a day.
     struct StoredMPD: ObjectSource {
@@ -353,7 +354,7 @@ struct StoredManifestTests {
 }
 
 /// What the attack session on this release found, each a way back in.
-@Suite("Hardening probe: the attack session", .serialized)
+@Suite("Hardening probe: the attack session", .serialized, .sharedMachine)
 struct AttackSessionTests {
     @Test("an origin redirecting back to hlscache is a loop stopped at its first return (Via), not a recursion")
     func redirectBackIsALoop() async throws {
@@ -399,13 +400,21 @@ struct AttackSessionTests {
             let server = try await ServerProcess.start(arguments: ["--allow-host", "127.0.0.1"])
             let path = "/o/http/127.0.0.1:\(origin.port)/large/40000000.ts"
             #expect(try await TestHTTP.get(server.url(path)).body.count == 40_000_000)
-            let files =
-                FileManager.default.enumerator(atPath: server.cacheDirectory)?.compactMap { $0 as? String } ?? []
-            let entry = files.first { name in
-                let size = (try? FileManager.default.attributesOfItem(atPath: server.cacheDirectory + "/" + name))?[
-                    .size]
-                return ((size as? Int) ?? 0) > 40_000_000
-            }
+            // The published entry, not the fill's `tmp/….part`, which the answer's last byte may come before.
+            var entry: String?
+            #expect(
+                try await eventually {
+                    let files =
+                        FileManager.default.enumerator(atPath: server.cacheDirectory)?.compactMap { $0 as? String }
+                        ?? []
+                    entry = files.first { name in
+                        let size =
+                            (try? FileManager.default.attributesOfItem(
+                                atPath: server.cacheDirectory + "/" + name))?[.size]
+                        return !name.hasPrefix("tmp/") && ((size as? Int) ?? 0) > 40_000_000
+                    }
+                    return entry != nil
+                })
             guard let entry else {
                 Issue.record("no entry file")
                 return

@@ -1,10 +1,11 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import Testing
 
 /// Throwing a bad object out of the cache without wiping the directory: `PURGE` and `POST /admin/purge`, behind
 /// `--admin-token`.
-@Suite("Purge")
+@Suite("Purge", .sharedMachine)
 struct PurgeTests {
     static let token = "admin-token-0123456789"
     static let bearer = "Authorization: Bearer \(token)"

@@ -1,10 +1,11 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import Testing
 
 /// A manifest the origin redirects to another path: its relative references resolve from where it was found
 /// (RFC 3986 §5.1.3, as players do), not from the URL that was asked for.
-@Suite("Manifests behind redirects")
+@Suite("Manifests behind redirects", .sharedMachine)
 struct RedirectBaseTests {
     @Test(
         "a redirected playlist or MPD is rewritten from where the origin answered, and plays like the original",

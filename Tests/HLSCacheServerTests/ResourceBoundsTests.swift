@@ -1,11 +1,12 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import Synchronization
 import Testing
 
 /// A small hostile playlist cannot make a huge answer, and a large allowed one costs bounded memory and one
 /// rendering per origin version.
-@Suite("Resource bounds", .serialized)
+@Suite("Resource bounds", .serialized, .sharedMachine)
 struct ResourceBoundsTests {
     /// 83 KB: one 60,000-character variable used 15 times in each of 300 URIs (a 270 MB answer if expanded).
     static let defineBomb: String = {

@@ -1,9 +1,10 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import Testing
 
 /// The cache outlives the process: a clean SIGTERM, and a kill -9 in the middle of a fill.
-@Suite("Restarts")
+@Suite("Restarts", .sharedMachine)
 struct RestartTests {
     @Test("SIGTERM exits 0, and after a restart a replay sends no segment request to the origin")
     func warmCacheSurvivesRestart() async throws {

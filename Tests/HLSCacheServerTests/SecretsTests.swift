@@ -1,11 +1,12 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import Testing
 
 @testable import HLSCacheServer
 
 /// No query token or URL password reaches the status page or a log line.
-@Suite("Secrets")
+@Suite("Secrets", .sharedMachine)
 struct SecretsTests {
     @Test(
         "query values and userinfo are masked; names, paths and LL-HLS parameters stay",
@@ -56,7 +57,7 @@ struct SecretsTests {
 }
 
 /// The connection cap is sized from the open-file limit.
-@Suite("Open-file limit")
+@Suite("Open-file limit", .sharedMachine)
 struct OpenFileLimitTests {
     @Test("the connection cap leaves a quarter of the descriptors (at least 32) for files and origins")
     func connectionLimit() {

@@ -1,9 +1,10 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import Testing
 
 /// The proxy is not an open relay into private networks.
-@Suite("Address policy")
+@Suite("Address policy", .sharedMachine)
 struct SecurityTests {
     @Test("the default configuration refuses loopback origins with 403 and sends them nothing")
     func loopbackRefusedByDefault() async throws {

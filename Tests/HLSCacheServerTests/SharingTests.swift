@@ -1,9 +1,10 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import Testing
 
 /// Many players, one origin request per object.
-@Suite("Sharing origin fetches", .serialized)
+@Suite("Sharing origin fetches", .serialized, .sharedMachine)
 struct SharingTests {
     @Test("50 simultaneous requests for one cold segment: one origin request, 50 correct bodies")
     func fiftyColdRequests() async throws {

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import HLSCacheTestTraits
 import HLSCacheTesting
 import Logging
 import Testing
@@ -9,7 +10,7 @@ import Testing
 /// HTTPS beside cleartext HTTP: the same answers over TLS to real clients (curl, ffmpeg), only TLS 1.2 and 1.3,
 /// plain HTTP on the TLS port refused, a handshake that never ends closed, and the pair loaded again on SIGHUP
 /// without a restart (a pair that does not load keeps the old one).
-@Suite("HTTPS", .serialized)
+@Suite("HTTPS", .serialized, .sharedMachine)
 struct TLSTests {
     /// A server with HTTPS on a free port, its certificates, and an origin.
     static func withTLSServer<T: Sendable>(
@@ -229,7 +230,7 @@ struct TLSTests {
 }
 
 /// HTTPS clients that stop reading: what they cost, and the stop they do not hold up.
-@Suite("HTTPS clients that stop reading", .serialized)
+@Suite("HTTPS clients that stop reading", .serialized, .sharedMachine)
 struct TLSStalledClientTests {
     @Test(
         "three HTTPS clients stalled on a cached 40 MB object cost the server no copy of it, and SIGTERM still ends it cleanly"
@@ -283,7 +284,7 @@ struct TLSStalledClientTests {
 }
 
 /// The certificate and key loaded again without a restart, as an ACME renewal does it.
-@Suite("HTTPS certificate reload")
+@Suite("HTTPS certificate reload", .sharedMachine)
 struct TLSReloadTests {
     /// The subject curl sees in the server's certificate.
     static func subject(port: Int, ca: String) async throws -> String {

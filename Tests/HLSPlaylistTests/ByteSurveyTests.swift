@@ -1,9 +1,10 @@
+import HLSCacheTestTraits
 import HLSPlaylist
 import Testing
 
 /// The parser looks at the bytes eight at a time before it reads a line (LFs, CRs, bytes past ASCII, `{`): each of
 /// these is found at every offset of a word, and at the unaligned tail.
-@Suite("Byte survey")
+@Suite("Byte survey", .sharedMachine)
 struct ByteSurveyTests {
     /// `#EXTM3U`, then a comment padded to put what follows at `offset` of a word (the header and `#` take 9 bytes).
     static func prefix(_ offset: Int) -> String { "#EXTM3U\n#" + String(repeating: "x", count: offset) }

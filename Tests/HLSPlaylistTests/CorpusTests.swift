@@ -1,11 +1,12 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import HLSPlaylist
 import ManifestURLs
 import Testing
 
 /// Runs the parser and rewriter over every playlist of `../shared/corpus`.
-@Suite("Corpus")
+@Suite("Corpus", .sharedMachine)
 struct CorpusTests {
     static let playlistURL = "https://origin.example.com/path/to/stream/playlist.m3u8?token=abc&aParam=1"
     static let marker = "MAPPED:"

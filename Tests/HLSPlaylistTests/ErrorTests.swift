@@ -1,8 +1,9 @@
+import HLSCacheTestTraits
 import HLSPlaylist
 import ManifestURLs
 import Testing
 
-@Suite("Typed errors")
+@Suite("Typed errors", .sharedMachine)
 struct ErrorTests {
     func error(_ bytes: [UInt8], limits: ParseLimits = .default) -> PlaylistError? {
         do {

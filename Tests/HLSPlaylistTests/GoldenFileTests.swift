@@ -1,11 +1,12 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import HLSPlaylist
 import ManifestURLs
 import Testing
 
 /// Hand-written input/expected pairs under `Fixtures/playlists/` (see its README).
-@Suite("Golden files")
+@Suite("Golden files", .sharedMachine)
 struct GoldenFileTests {
     struct Case: CustomStringConvertible, Sendable {
         var name: String

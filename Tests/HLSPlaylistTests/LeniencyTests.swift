@@ -1,9 +1,10 @@
+import HLSCacheTestTraits
 import HLSPlaylist
 import ManifestURLs
 import Testing
 
 /// Each leniency real players have, pinned.
-@Suite("Leniency")
+@Suite("Leniency", .sharedMachine)
 struct LeniencyTests {
     func rewrite(_ text: String) throws -> String {
         try Playlist(parsing: text).rewrittenText(playlistURL: "https://h/p/x.m3u8", mapping: .proxy(base: ""))

@@ -1,10 +1,11 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSPlaylist
 import ManifestURLs
 import Testing
 
 /// The live history's timeline: versions recorded, the playlist as it was some seconds ago, start-over.
-@Suite("Live timelines")
+@Suite("Live timelines", .sharedMachine)
 struct LiveTimelineTests {
     /// The version of a live playlist with a window of 4 segments of 2 s whose newest is `newest`; every tenth
     /// segment starts a discontinuity and a new key; dates from `dated` on.

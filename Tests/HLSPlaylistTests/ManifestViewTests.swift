@@ -1,11 +1,12 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSPlaylist
 import ManifestURLs
 import Testing
 
 /// Manifest views (`hlscache.*`): the parameters read and checked, written in one spelling, and applied to
 /// playlists (filters on multivariant playlists, windows on live media playlists).
-@Suite("Manifest views")
+@Suite("Manifest views", .sharedMachine)
 struct ManifestViewTests {
     @Test("every parameter reads, and writes back in one spelling whatever the order and the suffixes")
     func parametersRoundTrip() throws {

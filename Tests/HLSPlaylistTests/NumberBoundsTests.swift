@@ -1,4 +1,5 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import HLSPlaylist
 import ManifestURLs
@@ -6,7 +7,7 @@ import Testing
 
 /// Numbers an origin writes are checked once, at parse time: out of range is a typed error with the line, not a
 /// trap later.
-@Suite("Number bounds")
+@Suite("Number bounds", .sharedMachine)
 struct NumberBoundsTests {
     static let url = "https://origin.example/live/index.m3u8"
 
@@ -139,7 +140,7 @@ struct NumberBoundsTests {
 }
 
 /// Rewriting is bounded while it renders.
-@Suite("Rewrite limits")
+@Suite("Rewrite limits", .sharedMachine)
 struct RewriteLimitsTests {
     @Test("an EXT-X-DEFINE expansion bomb stops at the first URI past the limit")
     func defineBombStops() throws {

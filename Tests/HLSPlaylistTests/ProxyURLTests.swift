@@ -1,10 +1,11 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import HLSPlaylist
 import ManifestURLs
 import Testing
 
-@Suite("Proxy URL and custom scheme mappings")
+@Suite("Proxy URL and custom scheme mappings", .sharedMachine)
 struct ProxyURLTests {
     static let oddURLs = [
         "http://[::1]:8080/x",

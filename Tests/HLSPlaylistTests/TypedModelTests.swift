@@ -1,8 +1,9 @@
 import ByteRanges
+import HLSCacheTestTraits
 import HLSPlaylist
 import Testing
 
-@Suite("Typed model")
+@Suite("Typed model", .sharedMachine)
 struct TypedModelTests {
     static let media = """
         #EXTM3U

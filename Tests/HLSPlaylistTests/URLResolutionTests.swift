@@ -1,9 +1,10 @@
+import HLSCacheTestTraits
 import HLSPlaylist
 import ManifestURLs
 import Testing
 
 /// Reference resolution through the rewriter, checked against RFC 3986 section 5.4's own examples.
-@Suite("RFC 3986 reference resolution")
+@Suite("RFC 3986 reference resolution", .sharedMachine)
 struct URLResolutionTests {
     static let base = "http://a/b/c/d;p?q"
 

@@ -1,11 +1,12 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import HTTPTypes
 import Testing
 
 /// `hlscache prefetch` of DASH MPDs: a static MPD warmed into a cache directory plays through a server with the
 /// origin stopped; what prefetch does not do yet, it says.
-@Suite("DASH prefetch")
+@Suite("DASH prefetch", .sharedMachine)
 struct DASHPrefetchTests {
     @Test("static MPDs prefetched into a cache dir play through a server on that dir with the origin stopped")
     func warmedCachePlaysWithoutTheOrigin() async throws {

@@ -1,10 +1,11 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSPlaylist
 import Testing
 
 @testable import HLSPrefetch
 
-@Suite("Recording media playlists")
+@Suite("Recording media playlists", .sharedMachine)
 struct MediaRecordingTests {
     static func window(_ first: Int, _ last: Int, end: Bool = false) throws -> Playlist {
         var text = "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXT-X-MEDIA-SEQUENCE:\(first)\n"

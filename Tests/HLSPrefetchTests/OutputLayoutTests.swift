@@ -1,10 +1,11 @@
 import ByteRanges
+import HLSCacheTestTraits
 import HLSPlaylist
 import Testing
 
 @testable import HLSPrefetch
 
-@Suite("Output folder names")
+@Suite("Output folder names", .sharedMachine)
 struct OutputLayoutTests {
     @Test(
         "names keep only [A-Za-z0-9._-], never start with a dot, and never leave media/",

@@ -1,10 +1,11 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import Testing
 
 /// `hlscache prefetch` against the test origin: into a cache directory a server then plays from with the origin
 /// gone, into a self-contained folder ffmpeg plays offline, interrupted and resumed, and recording a live stream.
-@Suite("Prefetch")
+@Suite("Prefetch", .sharedMachine)
 struct PrefetchTests {
     @Test("a VOD stream prefetched into a cache dir plays through a server on that dir with the origin stopped")
     func cacheDirectoryServesTheStreamWithoutTheOrigin() async throws {

@@ -1,10 +1,11 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSPlaylist
 import Testing
 
 @testable import HLSPrefetch
 
-@Suite("Choosing variants and renditions")
+@Suite("Choosing variants and renditions", .sharedMachine)
 struct StreamSelectionTests {
     static let master = """
         #EXTM3U

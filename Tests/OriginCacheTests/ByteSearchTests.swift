@@ -1,9 +1,10 @@
+import HLSCacheTestTraits
 import Testing
 
 @testable import OriginCache
 
 /// The byte search that classifies media types and spots blocking reloads finds what `contains(_:)` finds in ASCII.
-@Suite("Byte search")
+@Suite("Byte search", .sharedMachine)
 struct ByteSearchTests {
     @Test("finds a needle at the start, the middle and the end, in strings and substrings; not a partial one")
     func findsNeedles() {

@@ -1,10 +1,11 @@
 import Foundation
+import HLSCacheTestTraits
 import Testing
 
 @testable import OriginCache
 
 /// Origin freshness headers are clamped, never overflowed.
-@Suite("Cache directives")
+@Suite("Cache directives", .sharedMachine)
 struct CacheDirectivesTests {
     @Test("delta-seconds past a year, negative or empty directives are clamped or ignored")
     func clamps() {

@@ -1,9 +1,10 @@
 import ByteRanges
+import HLSCacheTestTraits
 import OriginCache
 import SegmentCache
 import Testing
 
-@Suite("Cache keys that ignore query parameters")
+@Suite("Cache keys that ignore query parameters", .sharedMachine)
 struct CacheKeyPolicyTests {
     static func policy(_ segments: [String], manifests: [String] = []) throws -> CacheKeyPolicy {
         CacheKeyPolicy(

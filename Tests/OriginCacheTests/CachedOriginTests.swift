@@ -1,5 +1,6 @@
 import ByteRanges
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import HLSPlaylist
 import Logging
@@ -10,7 +11,7 @@ import Testing
 
 /// The fill policy (``CachedOrigin`` over its origin object source) against a real origin on loopback: what is
 /// stored, for how long, and what is refused, as `serve` and `prefetch --cache-dir` both fill.
-@Suite("Cached origin")
+@Suite("Cached origin", .sharedMachine)
 struct CachedOriginTests {
     /// A cached origin over `origin`'s host, in a directory of its own, with the fill rules of `configure`; closed
     /// after `body`.

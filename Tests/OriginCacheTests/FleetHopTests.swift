@@ -1,8 +1,9 @@
+import HLSCacheTestTraits
 import OriginCache
 import Testing
 
 /// How nodes name themselves in `Via`, and what a parent's URL is made of.
-@Suite("Fleet hops and the parent tier")
+@Suite("Fleet hops and the parent tier", .sharedMachine)
 struct FleetHopTests {
     @Test("Via elements of hlscache nodes are read in order; other proxies' are left out")
     func viaNames() {

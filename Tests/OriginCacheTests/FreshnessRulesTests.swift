@@ -1,11 +1,12 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSPlaylist
 import Testing
 
 @testable import OriginCache
 
 /// How long an origin's answer stays fresh, and which content type an object gets: the fill policy's pure rules.
-@Suite("Freshness and content-type rules")
+@Suite("Freshness and content-type rules", .sharedMachine)
 struct FreshnessRulesTests {
     static let now = Date(timeIntervalSince1970: 1_700_000_000)
 

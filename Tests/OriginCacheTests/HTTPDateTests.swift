@@ -1,10 +1,11 @@
 import Foundation
+import HLSCacheTestTraits
 import Testing
 
 @testable import OriginCache
 
 /// HTTP dates written and read by arithmetic agree with `DateFormatter`, and no date, however absurd, traps.
-@Suite("HTTP dates")
+@Suite("HTTP dates", .sharedMachine)
 struct HTTPDateTests {
     /// What `DateFormatter` writes for `date` as an IMF-fixdate.
     static func reference(_ date: Date) -> String {

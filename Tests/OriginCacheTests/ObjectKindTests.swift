@@ -1,11 +1,12 @@
 import Foundation
+import HLSCacheTestTraits
 import SegmentCache
 import Testing
 
 @testable import OriginCache
 
 /// What an object is, decided once at fill time by one rule, and read back from the entry.
-@Suite("Object kinds")
+@Suite("Object kinds", .sharedMachine)
 struct ObjectKindTests {
     @Test(
         "an answer is classified by its type, its path, then its first bytes",
@@ -55,7 +56,7 @@ struct ObjectKindTests {
 }
 
 /// How long a playlist stays fresh.
-@Suite("Playlist freshness")
+@Suite("Playlist freshness", .sharedMachine)
 struct PlaylistFreshnessTests {
     @Test("live playlists stay fresh half a target duration, at least half a second; stale up to three")
     func live() {

@@ -1,10 +1,11 @@
 import ByteRanges
+import HLSCacheTestTraits
 import Testing
 
 @testable import OriginClient
 
 /// The address policy over every address class, IPv4 and IPv6. Nothing here touches the network.
-@Suite struct AddressPolicyTests {
+@Suite(.sharedMachine) struct AddressPolicyTests {
     static let classified: [(String, AddressClass)] = [
         // IPv4
         ("93.184.216.34", .publicUnicast),

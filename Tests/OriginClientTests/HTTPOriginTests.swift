@@ -1,9 +1,10 @@
+import HLSCacheTestTraits
 import OriginClient
 import Testing
 
 /// Configured URLs (`--origin`, `--parent`, `--fleet-url`, prefetch's `--server`) are read by one type: an absolute
 /// http(s) URL with a host, its port defaulted by its scheme, written as an address policy's `host:port`.
-@Suite("Configured origin URLs")
+@Suite("Configured origin URLs", .sharedMachine)
 struct HTTPOriginTests {
     @Test("an absolute http(s) URL gives its scheme, host and port, the scheme's default port when none is named")
     func readsSchemeHostAndPort() throws {

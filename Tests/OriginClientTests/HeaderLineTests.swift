@@ -1,9 +1,10 @@
+import HLSCacheTestTraits
 import Testing
 
 @testable import OriginClient
 
 /// Head lines read as bytes (`HeaderLine`): what each kind of line becomes.
-@Suite("Head lines")
+@Suite("Head lines", .sharedMachine)
 struct HeaderLineTests {
     private static func read(_ text: String) -> HeaderLine.Kind {
         Array(text.utf8).withUnsafeBytes { HeaderLine.read($0) }

@@ -1,9 +1,10 @@
+import HLSCacheTestTraits
 import Testing
 
 @testable import OriginClient
 
 /// The transfer protocol without sockets: buffering, pausing, resuming, ending and cancelling.
-@Suite struct TransferStateMachineTests {
+@Suite(.sharedMachine) struct TransferStateMachineTests {
     static let url = "http://origin.test/seg1.ts"
     static let head = ResponseHead(
         status: 200,

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import HLSCacheTestTraits
 import HLSCacheTesting
 import Testing
 
@@ -99,7 +100,7 @@ import Testing
 }
 
 /// The default thread count: the processors the process may use, not the host's.
-@Suite struct UsableProcessorsTests {
+@Suite(.sharedMachine) struct UsableProcessorsTests {
     @Test func theAffinityAndTheCgroupQuotaBoundTheCount() {
         #expect(UsableProcessors.count(affinity: 3, online: 64, cpuMax: nil) == 3)
         #expect(UsableProcessors.count(affinity: nil, online: 8, cpuMax: "max 100000\n") == 8)

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import HLSCacheTestTraits
 import HLSCacheTesting
 import Testing
 
@@ -9,7 +10,7 @@ import Testing
 /// started, or a stored entry left to the caller, decided and counted in one step. Fills started at once run on the
 /// caller's thread until they first wait, and are recorded afterwards, outside the lock: `close()` must still find
 /// them, and one that ended first must not stay. A fill's answer is its verdict holder's, even once it has ended.
-@Suite("Cache verdicts")
+@Suite("Cache verdicts", .sharedMachine)
 struct CacheVerdictTests {
     /// Looks `key` up as the server's event loop does: a fill started at once, a stored entry left alone.
     private func lookUpAtOnce(_ cache: SegmentCache, _ key: CacheKey) throws -> CacheVerdict {
@@ -240,6 +241,9 @@ struct CacheVerdictTests {
     func hitLookedForIsTakenAsGiven() async throws {
         let origin = FakeOrigin()
         let key = PatternOrigin.key(15)
+        // The head waits until the fill has been joined: a fill that ran at once could be published by then.
+        let headGate = Gate()
+        origin.setBehaviour(FakeOrigin.Behaviour(headGate: headGate), for: key.url)
         try await withCache(origin) { (cache: SegmentCache) async throws in
             func lookUp() throws -> CacheVerdict {
                 try cache.lookup(
@@ -253,6 +257,7 @@ struct CacheVerdictTests {
                 return
             }
             #expect(!joined.leads)
+            headGate.openForever()
             _ = try await cache.fetch(key, freshness: .fresh, from: first).body.collect()
             #expect(try await eventually { cache.statistics.publishedFills == 1 })
             let hitsBefore = cache.statistics.hits

@@ -1,11 +1,12 @@
 import Foundation
 import Glibc
+import HLSCacheTestTraits
 import HLSCacheTesting
 import Testing
 
 @testable import SegmentCache
 
-@Suite("Disk failures")
+@Suite("Disk failures", .sharedMachine)
 struct DiskFailureTests {
     /// After a disk error the rest of a body goes through memory, for as long as its slowest reader takes: past the
     /// fill's memory bound the fill fails (its readers cut short, never a clean end) instead.

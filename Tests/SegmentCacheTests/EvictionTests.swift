@@ -1,9 +1,10 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import SegmentCache
 import Testing
 
-@Suite("Eviction")
+@Suite("Eviction", .sharedMachine)
 struct EvictionTests {
     /// An origin serving `count` objects of `size` bytes at `https://origin.test/e/<i>.ts`.
     static func origin(count: Int, size: Int) -> (FakeOrigin, [CacheKey]) {

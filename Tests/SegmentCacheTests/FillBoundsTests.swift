@@ -1,11 +1,12 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import SegmentCache
 import Synchronization
 import Testing
 
 /// Fills are bounded: how many run at once, how long one runs for nobody, and whose failure a joiner takes.
-@Suite("Fill bounds")
+@Suite("Fill bounds", .sharedMachine)
 struct FillBoundsTests {
     @Test("item 2: a miss past maxFills is refused at once, and fills again once one ends")
     func missesPastTheFillLimitAreRefused() async throws {

@@ -1,8 +1,9 @@
 import Foundation
+import HLSCacheTestTraits
 import SegmentCache
 import Testing
 
-@Suite("Finishing fills before close")
+@Suite("Finishing fills before close", .sharedMachine)
 struct FinishFillsTests {
     @Test func everyDrainedFillIsPublishedAfterFinishFillsAndSurvivesClose() async throws {
         let directory = CacheDirectory()

@@ -1,9 +1,10 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import SegmentCache
 import Testing
 
-@Suite("Freshness")
+@Suite("Freshness", .sharedMachine)
 struct FreshnessTests {
     @Test func metadataAndExpirySurviveARestart() async throws {
         let directory = CacheDirectory()

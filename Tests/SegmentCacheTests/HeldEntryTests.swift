@@ -1,12 +1,13 @@
 import Foundation
 import Glibc
+import HLSCacheTestTraits
 import HLSCacheTesting
 import SegmentCache
 import Testing
 
 /// Hits keep an entry's file open for the next hit; what another instance on the same directory does to the entry
 /// (replace it, remove it, rewrite its expiry) must show all the same, and a removed entry's file must be let go.
-@Suite("Entries kept open for hits")
+@Suite("Entries kept open for hits", .sharedMachine)
 struct HeldEntryTests {
     static let key = CacheKey(url: "https://origin.test/live/index.m3u8")
 

@@ -1,4 +1,5 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import Testing
 
@@ -6,7 +7,7 @@ import Testing
 
 /// A hit marks its entry used; an entry the index does not know is counted only while its file is still there, so
 /// the bytes the cache counts never include an entry evicted between a hit's lookup and its bookkeeping.
-@Suite("Hit accounting")
+@Suite("Hit accounting", .sharedMachine)
 struct HitAccountingTests {
     @Test("a hit on an entry removed after it was opened does not count the entry again")
     func aHitOnAnEntryRemovedSinceItWasOpenedIsNotCounted() async throws {
@@ -16,11 +17,19 @@ struct HitAccountingTests {
         let key = PatternOrigin.key(1)
         let cache = try SegmentCache(configuration: directory.configuration(), source: origin)
         _ = try await cache.fetch(key).body.collect()
-        #expect(try await eventually { cache.statistics.entries == 1 })
-        let opened = try #require(cache.openEntry(EntryDigest(key), expecting: key))
+        // The entry is counted when its room is reserved, just before its file is renamed into place: wait for the
+        // file (a loaded machine once opened it in between, and found nothing yet).
+        var opened: StoredEntry?
+        #expect(
+            try await eventually {
+                opened = cache.openEntry(EntryDigest(key), expecting: key)
+                return opened != nil
+            })
+        let entry = try #require(opened)
+        #expect(cache.statistics.entries == 1)
 
         #expect(cache.purge(url: key.url) == 1)
-        cache.noteHit(opened, at: .now)
+        cache.noteHit(entry, at: .now)
 
         #expect(cache.statistics.entries == 0)
         #expect(cache.statistics.bytes == 0)

@@ -1,4 +1,5 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import SegmentCache
 import Testing
@@ -6,7 +7,7 @@ import Testing
 /// A hit found through the hot path comes with a lease on which the caller may answer the same hit again without a
 /// lookup; the lease must end whenever that lookup could find something else: a change to the entries held open,
 /// the entry's expiry, or the end of the recheck window.
-@Suite("Hit leases")
+@Suite("Hit leases", .sharedMachine)
 struct HitLeaseTests {
     static let key = HeldEntryTests.key
 

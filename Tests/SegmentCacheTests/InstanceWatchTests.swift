@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import HLSCacheTestTraits
 import HLSCacheTesting
 import Testing
 
@@ -7,7 +8,7 @@ import Testing
 
 /// A cache alone on its directory answers a miss from its index; one that shares it looks on disk for the other
 /// instances' entries.
-@Suite("One instance or several on a directory")
+@Suite("One instance or several on a directory", .sharedMachine)
 struct InstanceWatchTests {
     private static func entryPath(_ key: CacheKey, in directory: CacheDirectory) -> String {
         directory.path + "/" + EntryDigest(key).relativePath

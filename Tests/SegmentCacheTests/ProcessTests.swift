@@ -1,10 +1,11 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import SegmentCache
 import Testing
 
 /// Tests with a second process: the `SegmentCacheWorker` executable.
-@Suite("Crashes and two processes", .serialized)
+@Suite("Crashes and two processes", .serialized, .sharedMachine)
 struct ProcessTests {
     @Test func processKilledMidFillLeavesOnlyCompleteEntries() async throws {
         let directory = CacheDirectory()

@@ -1,10 +1,11 @@
 import ByteRanges
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import SegmentCache
 import Testing
 
-@Suite("Ranged objects")
+@Suite("Ranged objects", .sharedMachine)
 struct RangeTests {
     @Test func rangeInsideACachedWholeObjectIsServedFromIt() async throws {
         let directory = CacheDirectory()

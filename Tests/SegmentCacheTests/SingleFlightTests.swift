@@ -1,10 +1,11 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import SegmentCache
 import Synchronization
 import Testing
 
-@Suite("Single-flight fills")
+@Suite("Single-flight fills", .sharedMachine)
 struct SingleFlightTests {
     @Test func hundredRequestsForOneColdKeyShareOneOriginFetch() async throws {
         let directory = CacheDirectory()

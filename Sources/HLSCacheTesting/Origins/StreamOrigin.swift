@@ -55,9 +55,6 @@ public final class StreamOrigin: Sendable {
     /// The port, once running.
     public private(set) nonisolated(unsafe) var port = 0
     private nonisolated(unsafe) var task: Task<Void, any Error>?
-    /// The service group the origin runs in, and its listening channel: how ``stop()`` stops it.
-    private nonisolated(unsafe) var group: ServiceGroup?
-    private nonisolated(unsafe) var listener: (any Channel)?
 
     /// `http://127.0.0.1:<port><path>`.
     public func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
@@ -112,35 +109,33 @@ public final class StreamOrigin: Sendable {
         let app = Application(
             responder: responder,
             configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { [self] channel in
-                listener = channel
+            onServerRunning: { channel in
                 continuation.yield(channel.localAddress?.port ?? 0)
                 continuation.finish()
             }
         )
         let group = ServiceGroup(
             configuration: .init(services: [app], gracefulShutdownSignals: [], logger: app.logger))
-        self.group = group
         task = Task { try await group.run() }
         var iterator = ports.makeAsyncIterator()
         port = await iterator.next() ?? 0
     }
 
-    /// Stops the origin: its port refuses connections at once; the connections it accepted are served (a graceful
-    /// shutdown: cancelling the server's task while a connection is accepted but not yet served traps in
-    /// swift-nio's `NIOAsyncWriter`, apple/swift-nio#3481), and after 2 s whatever is left is cancelled (a stalled
-    /// answer never ends).
+    /// Stops the origin: from now on every request is a `503` that closes its connection, and none is counted. Its
+    /// port stays open until the process ends: closing a listening `NIOAsyncChannel`, like cancelling or shutting down
+    /// its server, traps in swift-nio's `NIOAsyncWriter` when a connection was accepted but not yet served
+    /// (apple/swift-nio#3481), which took whole runs down three times (once with each way of stopping).
     public func stop() {
-        listener?.close(promise: nil)
-        guard let group, let task else { return }
-        Task {
-            await group.triggerGracefulShutdown()
-            try? await Task.sleep(for: .seconds(2))
-            task.cancel()
-        }
+        stopped.store(true, ordering: .relaxed)
     }
 
+    /// Whether ``stop()`` was called.
+    private let stopped = Atomic<Bool>(false)
+
     private func respond(_ request: Request) async throws -> Response {
+        guard !stopped.load(ordering: .relaxed) else {
+            return Response(status: .serviceUnavailable, headers: [.connection: "close"], body: .init())
+        }
         let path = request.uri.path
         let seen = requests.withLock { requests in
             requests[path, default: 0] += 1

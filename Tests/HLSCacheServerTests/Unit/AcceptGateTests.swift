@@ -1,3 +1,4 @@
+import HLSCacheTestTraits
 import NIOCore
 import NIOEmbedded
 import Testing
@@ -5,7 +6,7 @@ import Testing
 @testable import HLSCacheServer
 
 /// The connection cap over all listeners: past it none accepts; a close anywhere lets each accept again.
-@Suite("Accept gate")
+@Suite("Accept gate", .sharedMachine)
 struct AcceptGateTests {
     @Test("past the cap no listener reads; a close on one listener's connection lets every stopped one read again")
     func capIsSharedByTheListeners() throws {

@@ -1,10 +1,11 @@
+import HLSCacheTestTraits
 import Logging
 import Testing
 
 @testable import HLSCacheServer
 
 /// The access log's line, one per request: written straight to the output or through swift-log, the same line.
-@Suite("Access-log line")
+@Suite("Access-log line", .sharedMachine)
 struct AccessLineTests {
     static let record = AccessRecord(
         method: "GET", path: #"/o/https/cdn.example/live/seg 1.ts?token=secret&q="a""#, id: "ab12-7", start: .now)

@@ -1,5 +1,6 @@
 import ByteRanges
 import Foundation
+import HLSCacheTestTraits
 import HTTPTypes
 import NIOCore
 import NIOEmbedded
@@ -13,7 +14,7 @@ import Testing
 /// decoder never saw are the bytes NIO's encoder writes for the answer's fields and for the fields of
 /// ``Answer/headers`` (what the responder sends), for every kind of answer, its own fields made once or listed, with
 /// each CORS grant.
-@Suite("Answer head bytes")
+@Suite("Answer head bytes", .sharedMachine)
 struct AnswerHeadBytesTests {
     /// What NIO's HTTP/1 encoder writes for the answer's head, built from its fields in order and the connection's
     /// own, without its `Date` line.

@@ -1,5 +1,6 @@
 import ByteRanges
 import Foundation
+import HLSCacheTestTraits
 import HLSPlaylist
 import HTTPTypes
 import NIOCore
@@ -12,7 +13,7 @@ import Testing
 
 /// The answer plan, in process: how an object's head is decided from its entry and the request's `Range`, which
 /// headers every answer carries, and how each failure becomes a status.
-@Suite("Answer plan")
+@Suite("Answer plan", .sharedMachine)
 struct AnswerPlanTests {
     static let url = "https://cdn.example/v/seg1.ts"
 

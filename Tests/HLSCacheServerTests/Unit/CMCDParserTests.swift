@@ -1,4 +1,5 @@
 import Foundation
+import HLSCacheTestTraits
 import HTTPTypes
 import RequestHeads
 import SegmentCache
@@ -8,7 +9,7 @@ import Testing
 
 /// The CMCD reader (CTA-5004 dictionaries in RFC 8941's syntax), the `CMCD` parameter's removal from a target, and
 /// the session sketch: no socket.
-@Suite("CMCD parsing")
+@Suite("CMCD parsing", .sharedMachine)
 struct CMCDParserTests {
     /// hls.js's query, as CTA-5004's own example writes it.
     static let hlsJSQuery =

@@ -1,3 +1,4 @@
+import HLSCacheTestTraits
 import HTTPTypes
 import NIOCore
 import NIOEmbedded
@@ -8,7 +9,7 @@ import Testing
 @testable import HLSCacheServer
 
 /// When a connection closes after an answer: one rule, the HTTP/1 parser's (llhttp's), for every reader of a head.
-@Suite("Closing rule")
+@Suite("Closing rule", .sharedMachine)
 struct ClosingRuleTests {
     private static func tokens(_ values: [String]) -> ClosingRule.Tokens { ClosingRule.Tokens(fieldValues: values) }
 

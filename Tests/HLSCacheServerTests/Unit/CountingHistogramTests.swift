@@ -1,9 +1,10 @@
+import HLSCacheTestTraits
 import Testing
 
 @testable import HLSCacheServer
 
 /// The lock-free histogram the CMCD metrics use: Prometheus' text format, buckets cumulative.
-@Suite("Counting histogram")
+@Suite("Counting histogram", .sharedMachine)
 struct CountingHistogramTests {
     @Test("observations land in the first bucket whose bound holds them; the text is Prometheus' histogram")
     func rendersCumulativeBuckets() {

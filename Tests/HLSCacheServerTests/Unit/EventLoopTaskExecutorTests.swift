@@ -1,4 +1,5 @@
 import Foundation
+import HLSCacheTestTraits
 import NIOCore
 import NIOPosix
 import Testing
@@ -7,7 +8,7 @@ import Testing
 
 /// Tasks that prefer an event loop's executor run on its thread, and come back to it after waiting on another
 /// thread: where a connection's responder and a fill started for its miss run.
-@Suite("Event-loop task executor")
+@Suite("Event-loop task executor", .sharedMachine)
 struct EventLoopTaskExecutorTests {
     /// Resumes from a thread of its own, as the origin client's thread resumes a fill.
     private static func resumedFromAnotherThread() async {

@@ -1,3 +1,4 @@
+import HLSCacheTestTraits
 import NIOCore
 import NIOPosix
 import Synchronization
@@ -7,7 +8,7 @@ import Testing
 
 /// Wake-ups of parked requests run on their event loop, in the order they were queued, each once; one queued by
 /// a wake-up runs in the next batch.
-@Suite("Event-loop wake-ups")
+@Suite("Event-loop wake-ups", .sharedMachine)
 struct EventLoopWakeUpsTests {
     @Test("a thousand wake-ups queued from other threads all run once, on their loop, in the order queued")
     func wakeUpsRunOnTheirLoopInOrder() async throws {

@@ -1,9 +1,10 @@
+import HLSCacheTestTraits
 import Testing
 
 @testable import HLSCacheServer
 
 /// The connection's exchanges decided with no socket: each transition of ``ExchangeMachine`` on its own.
-@Suite("Exchange machine")
+@Suite("Exchange machine", .sharedMachine)
 struct ExchangeMachineTests {
     @Test("a new connection reads its first request and holds no read")
     func startsReading() {

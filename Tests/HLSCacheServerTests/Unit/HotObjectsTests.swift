@@ -1,4 +1,5 @@
 import Foundation
+import HLSCacheTestTraits
 import NIOCore
 import SegmentCache
 import Testing
@@ -6,7 +7,7 @@ import Testing
 @testable import HLSCacheServer
 
 /// The in-memory tier for small hot objects, on its own.
-@Suite("In-memory tier for small objects")
+@Suite("In-memory tier for small objects", .sharedMachine)
 struct HotObjectsTests {
     static func metadata(_ url: String, length: Int, fetchedAt: Date = Date(timeIntervalSince1970: 1)) -> EntryMetadata
     {

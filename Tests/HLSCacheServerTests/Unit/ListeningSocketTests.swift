@@ -1,9 +1,10 @@
+import HLSCacheTestTraits
 import Testing
 
 @testable import HLSCacheServer
 
 /// The listening sockets' own checks: another socket joined to the port is seen, and `/proc` tables are read whole.
-@Suite("Listening sockets")
+@Suite("Listening sockets", .sharedMachine)
 struct ListeningSocketTests {
     @Test("a socket joined to our port with SO_REUSEPORT is a stranger; our own sockets are not")
     func strangersAreTheOtherSocketsOnThePort() throws {

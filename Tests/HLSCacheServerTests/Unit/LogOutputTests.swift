@@ -1,12 +1,13 @@
 import Foundation
 import Glibc
+import HLSCacheTestTraits
 import HLSCacheTesting
 import Testing
 
 @testable import HLSCacheServer
 
 /// The log's output: batched off the responding thread, in order, never waiting on a descriptor that does not read.
-@Suite("Log output")
+@Suite("Log output", .sharedMachine)
 struct LogOutputTests {
     /// Reads what `descriptor` holds now (non-blocking).
     static func drain(_ descriptor: CInt) -> String {

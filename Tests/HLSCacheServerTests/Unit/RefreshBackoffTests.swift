@@ -1,10 +1,11 @@
+import HLSCacheTestTraits
 import SegmentCache
 import Testing
 
 @testable import HLSCacheServer
 
 /// After a failed refresh, the next waits a refresh period; the record of failures stays bounded.
-@Suite("Refresh backoff")
+@Suite("Refresh backoff", .sharedMachine)
 struct RefreshBackoffTests {
     private let key = CacheKey(url: "https://origin.test/live.m3u8")
     private let start = ContinuousClock.now

@@ -1,4 +1,5 @@
 import Foundation
+import HLSCacheTestTraits
 import NIOCore
 import SegmentCache
 import Synchronization
@@ -7,7 +8,7 @@ import Testing
 @testable import HLSCacheServer
 
 /// The in-memory tier for rewritten playlists: who waits for a rendering to be kept is told once, when it is.
-@Suite("Rendered playlists")
+@Suite("Rendered playlists", .sharedMachine)
 struct RenderedPlaylistsTests {
     static let key = CacheKey(url: "http://origin.test/live/index.m3u8?_HLS_msn=3")
 

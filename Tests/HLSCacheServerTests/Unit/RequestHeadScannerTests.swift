@@ -1,3 +1,4 @@
+import HLSCacheTestTraits
 import HTTPTypes
 import NIOCore
 import NIOEmbedded
@@ -9,7 +10,7 @@ import Testing
 
 /// ``RequestHeadScanner`` reads the requests the hit path answers from the connection's bytes, and hands everything
 /// else to the HTTP/1 decoder: it must never read a head another way than the decoder would.
-@Suite("Request head scanner")
+@Suite("Request head scanner", .sharedMachine)
 struct RequestHeadScannerTests {
     private static func scan(_ text: String) -> RequestHeadScanner.Scan {
         RequestHeadScanner.scan(ByteBuffer(string: text))
@@ -109,7 +110,7 @@ struct RequestHeadScannerTests {
 
 /// The scanner against the HTTP/1 decoder behind it, on heads made by mutating valid ones: whatever the scanner
 /// reads must be exactly one bodyless request to the decoder, of the same length, read into the same ``ExchangeRequest``.
-@Suite("Request head scanner against the decoder")
+@Suite("Request head scanner against the decoder", .sharedMachine)
 struct RequestHeadScannerAgreementTests {
     private static let seeds = [
         "GET /o/https/cdn.test/a.ts HTTP/1.1\r\nHost: h\r\n\r\n",
@@ -188,7 +189,7 @@ struct RequestHeadScannerAgreementTests {
 }
 
 /// Heads the decoder reads its own way, found by review: they must go to it.
-@Suite("Request head scanner: the decoder's own readings")
+@Suite("Request head scanner: the decoder's own readings", .sharedMachine)
 struct RequestHeadScannerDecoderReadingsTests {
     @Test(
         "Proxy-Connection, a tab in Connection and too many fields are the decoder's to read",

@@ -1,5 +1,6 @@
 import ByteRanges
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import HTTPTypes
 import Logging
@@ -11,7 +12,7 @@ import Testing
 @testable import HLSCacheServer
 
 /// One resolution decides what a request is for, for the hit path and the responder alike.
-@Suite("Request resolution")
+@Suite("Request resolution", .sharedMachine)
 struct RequestResolutionTests {
     static func components(_ change: (inout ServerConfiguration) -> Void = { _ in }) throws -> ServerComponents {
         var configuration = ServerConfiguration()

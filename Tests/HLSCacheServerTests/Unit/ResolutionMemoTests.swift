@@ -1,3 +1,4 @@
+import HLSCacheTestTraits
 import HTTPTypes
 import RequestHeads
 import SegmentCache
@@ -6,7 +7,7 @@ import Testing
 @testable import HLSCacheServer
 
 /// The hit path's memo of resolutions gives what resolving again would, for the server it belongs to only.
-@Suite("Resolution memo")
+@Suite("Resolution memo", .sharedMachine)
 struct ResolutionMemoTests {
     private static func request(
         _ target: String, method: HTTPRequest.Method = .get, range: String? = nil

@@ -1,10 +1,11 @@
+import HLSCacheTestTraits
 import SegmentCache
 import Testing
 
 @testable import HLSCacheServer
 
 /// The read-ahead index is bounded by the bytes its playlists cost, not by how many it holds.
-@Suite("Segment index")
+@Suite("Segment index", .sharedMachine)
 struct SegmentIndexTests {
     static func playlist(_ number: Int, segments: Int) -> (url: String, keys: [CacheKey]) {
         let url = "http://127.0.0.1:9/vod\(number)/index.m3u8"

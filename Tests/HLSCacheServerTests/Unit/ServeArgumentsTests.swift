@@ -1,5 +1,6 @@
 import Foundation
 import HLSCacheServer
+import HLSCacheTestTraits
 import HLSCacheTesting
 import OriginCache
 import OriginClient
@@ -9,7 +10,7 @@ import Testing
 
 /// `serve`'s arguments as the command line parses them (``ServeInvocation``): the fill rules land in the one fill
 /// configuration, read-ahead's old spellings still work with a warning, and bad values are refused with the flag named.
-@Suite("Serve arguments")
+@Suite("Serve arguments", .sharedMachine)
 struct ServeArgumentsTests {
     @Test("the fill flags set the fill configuration the server and prefetch share")
     func fillFlagsSetTheFillConfiguration() throws {

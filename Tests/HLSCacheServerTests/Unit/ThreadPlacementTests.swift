@@ -1,3 +1,4 @@
+import HLSCacheTestTraits
 import NIOCore
 import NIOPosix
 import OriginClient
@@ -7,7 +8,7 @@ import Testing
 
 /// When `--cpu-affinity auto` binds each event loop and its origin thread to a processor, and what binding a loop
 /// does.
-@Suite("Thread placement")
+@Suite("Thread placement", .sharedMachine)
 struct ThreadPlacementTests {
     @Test("auto binds pair i to the i-th processor of the mask when loops, origin threads and processors match")
     func autoBindsMatchingPairs() {

@@ -1,4 +1,5 @@
 import Foundation
+import HLSCacheTestTraits
 import RequestHeads
 import Testing
 
@@ -6,7 +7,7 @@ import Testing
 
 /// The status page's figures: the hour's chart (``TrafficHistory``) and what each stream's players report by CMCD
 /// (``StreamActivity``), without a server.
-@Suite("Status page figures")
+@Suite("Status page figures", .sharedMachine)
 struct TrafficHistoryTests {
     @Test("each minute is the difference of its sample and the one before; an hour is kept; the chart draws them")
     func minutesFromSamples() {

@@ -1,10 +1,11 @@
+import HLSCacheTestTraits
 import Synchronization
 import Testing
 
 @testable import HLSCacheServer
 
 /// The gate on renderings of views: a few at once, the rest in turn, and past its queue a refusal.
-@Suite("View render gate")
+@Suite("View render gate", .sharedMachine)
 struct ViewRenderGateTests {
     @Test("no more than its limit render at once; every one renders in turn")
     func limitHolds() async throws {

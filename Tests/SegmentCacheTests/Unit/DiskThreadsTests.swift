@@ -1,4 +1,5 @@
 import Foundation
+import HLSCacheTestTraits
 import HLSCacheTesting
 import Synchronization
 import Testing
@@ -6,7 +7,7 @@ import Testing
 @testable import SegmentCache
 
 /// The disk threads: what they return and throw, in what order they work, how full they get, and their stop.
-@Suite struct DiskThreadsTests {
+@Suite(.sharedMachine) struct DiskThreadsTests {
     @Test func aValueComesBackAndATypedErrorIsRethrown() async throws {
         let threads = DiskThreads(count: 2, queueLimit: 8, name: "t-value")
         defer { threads.stop() }

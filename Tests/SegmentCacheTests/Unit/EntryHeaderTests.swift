@@ -1,10 +1,11 @@
 import ByteRanges
 import Foundation
+import HLSCacheTestTraits
 import Testing
 
 @testable import SegmentCache
 
-@Suite("Entry header")
+@Suite("Entry header", .sharedMachine)
 struct EntryHeaderTests {
     static let metadata = EntryMetadata(
         key: CacheKey(url: "https://origin.test/a/b.ts?token=é", range: ByteRange(offset: 1_024, length: 4_096)),

@@ -1,10 +1,11 @@
 import Foundation
 import Glibc
+import HLSCacheTestTraits
 import Testing
 
 @testable import SegmentCache
 
-@Suite("Flight state machine")
+@Suite("Flight state machine", .sharedMachine)
 struct FlightStateMachineTests {
     static let head = FlightHead(
         metadata: EntryMetadata(key: CacheKey(url: "https://o/s.ts"), status: 200, fetchedAt: Date()),

@@ -1,8 +1,9 @@
+import HLSCacheTestTraits
 import Testing
 
 @testable import SegmentCache
 
-@Suite("LRU index")
+@Suite("LRU index", .sharedMachine)
 struct LRUIndexTests {
     static func digest(_ index: Int) -> EntryDigest { EntryDigest(CacheKey(url: "https://o/\(index)")) }
 

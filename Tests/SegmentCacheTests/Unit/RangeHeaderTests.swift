@@ -1,9 +1,10 @@
 import ByteRanges
+import HLSCacheTestTraits
 import SegmentCache
 import Testing
 
 /// `Range` and `Content-Range` parsing: every number checked, nothing traps.
-@Suite("Range headers")
+@Suite("Range headers", .sharedMachine)
 struct RangeHeaderTests {
     @Test(
         "Range headers parse into what RFC 9110 means, without overflow",

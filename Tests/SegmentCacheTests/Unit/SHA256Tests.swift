@@ -1,9 +1,10 @@
 import ByteRanges
+import HLSCacheTestTraits
 import Testing
 
 @testable import SegmentCache
 
-@Suite("SHA-256")
+@Suite("SHA-256", .sharedMachine)
 struct SHA256Tests {
     static let vectors: [(message: String, digest: String)] = [
         ("", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
