@@ -28,7 +28,9 @@ struct HeldEntryTests {
     /// Fills `key` through `cache` and waits until it is published.
     static func fill(_ cache: SegmentCache) async throws {
         _ = try await cache.fetch(key, freshness: .fresh).body.collect()
-        #expect(try await eventually { cache.cachedEntry(for: key)?.metadata.expiry != nil })
+        #expect(
+            try await eventually { cache.cachedEntry(for: key)?.metadata.expiry != nil },
+            "not published: \(cache.statistics)")
     }
 
     @Test("an entry replaced by another instance is read anew, not from the file a hit kept open")

@@ -17,7 +17,10 @@ struct CacheDirectory {
 
     /// A configuration for this directory; no sync, the tests do not lose power.
     func configuration(maxBytes: Int64 = 1 << 30) -> SegmentCache.Configuration {
-        SegmentCache.Configuration(directory: path, maxBytes: maxBytes, sync: .never)
+        // Warnings go to the test's output: a fill not kept says why (two full runs once missed an entry).
+        SegmentCache.Configuration(directory: path, maxBytes: maxBytes, sync: .never) { record in
+            if record.level == .warning { print("segment cache of \(path): \(record)") }
+        }
     }
 
     /// Paths of published entry files.
