@@ -8,9 +8,9 @@ import Testing
 /// an origin or a program names this trait; a test waits for a place before it starts, and a test inside one (a
 /// nested suite's) does not wait again.
 public struct SharedMachine: SuiteTrait, TestTrait, TestScoping {
-    /// How many tests run at once. On two cores the suite then takes about 120 s instead of 85 (with 6 at once, 90 s,
-    /// and a timed test failed in half the runs; with 4, in one of five, and not for load), and each test sees a
-    /// fraction of the load: a test's server stalled up to 3 s with every test at once, under 1 s with 6.
+    /// How many tests run at once. On two cores the suite then takes about 120 s instead of 85 to 100 with every test
+    /// at once, and each test sees a fraction of the load: a test's server stalled up to 3 s with every test at once,
+    /// under 1.5 s with 6 at once (where timed tests still failed in three full runs of eight).
     public static let width = 4
 
     /// Applies to each test of a suite that names it.

@@ -179,7 +179,8 @@ struct ShieldTests {
         let miss = try await TestHTTP.get(segment)
         #expect(miss.status == 200 && miss.header("x-cache") == "MISS" && miss.header("x-cache-parent") == "HIT")
         #expect(miss.body == origin.file(for: "/ts-multivariant/hi/seg1.ts"))
-        try await Task.sleep(for: .milliseconds(300))
+        // Published just after the miss's last byte.
+        try await HitPathTests.waitForEntries(1, on: edge3)
         let hit = try await TestHTTP.get(segment)
         #expect(hit.header("x-cache") == "HIT" && hit.header("x-cache-parent") == nil)
         // The edge rewrote the playlist itself, from the origin's bytes the parent gave it.
