@@ -17,6 +17,8 @@ struct FreshnessTests {
         origin.setBehaviour(FakeOrigin.Behaviour(expiry: expiry, etag: "\"v1\""), for: key.url)
         let cache = try SegmentCache(configuration: directory.configuration(), source: origin, clock: clock)
         _ = try await cache.fetch(key).body.collect()
+        // Published before the close, which cancels a publication under way.
+        #expect(try await eventually { cache.statistics.publishedFills == 1 })
         await cache.close()
 
         let reopened = try SegmentCache(configuration: directory.configuration(), source: DeadOrigin(), clock: clock)

@@ -91,6 +91,8 @@ struct InstanceWatchTests {
         defer { directory.remove() }
         let closed = try SegmentCache(configuration: directory.configuration(), source: FakeOrigin())
         _ = try await closed.fetch(PatternOrigin.key(1)).body.collect()
+        // Published before the close, which cancels a publication under way.
+        #expect(try await eventually { closed.statistics.publishedFills == 1 })
         await closed.close()
         let files = FaultyFileOperations()
         let cache = try SegmentCache(
