@@ -1,4 +1,5 @@
 import HLSCacheTestTraits
+import HLSCacheTesting
 import Synchronization
 import Testing
 
@@ -39,9 +40,16 @@ struct ViewRenderGateTests {
         let release = AsyncStream<Void>.makeStream()
         let refused = Refusals()
         try await withThrowingTaskGroup(of: Void.self) { group in
-            // One holds the place until released; the queue fills behind it.
-            group.addTask { try await gate.run { for await _ in release.stream { break } } }
-            try await Task.sleep(for: .milliseconds(50))
+            // One holds the place until released; the queue fills behind it once it is inside (a loaded machine
+            // once started it after the others, which then never queued: the test waited for ever).
+            let holding = Flag()
+            group.addTask {
+                try await gate.run {
+                    holding.set()
+                    for await _ in release.stream { break }
+                }
+            }
+            #expect(await holding.wait(timeout: .seconds(60)))
             for _ in 0..<(ViewRenderGate.maxWaiting + 10) {
                 group.addTask {
                     do {
@@ -51,7 +59,7 @@ struct ViewRenderGateTests {
                     }
                 }
             }
-            while refused.count.load(ordering: .relaxed) < 10 { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(try await eventually(timeout: .seconds(60)) { refused.count.load(ordering: .relaxed) >= 10 })
             release.continuation.yield()
             try await group.waitForAll()
         }
