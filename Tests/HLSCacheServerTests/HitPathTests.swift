@@ -309,24 +309,13 @@ struct HitPathTests {
             // Counted, and renamed into place: an entry is counted just before its file has its name, and a request
             // in between joins the fill (a MISS), which a loaded machine once showed after this wait.
             if try await server.metric("hlscache_cache_entries") >= Double(count),
-                publishedFiles(in: server.cacheDirectory) >= count
+                publishedEntryFiles(in: server.cacheDirectory).count >= count
             {
                 return
             }
             try await Task.sleep(for: .milliseconds(50))
         }
         Issue.record("the cache did not publish \(count) entries within 20 s")
-    }
-
-    /// The entry files published under a cache directory (`xx/x/<64 hex digits>`).
-    static func publishedFiles(in directory: String) -> Int {
-        let enumerator = FileManager.default.enumerator(atPath: directory)
-        var count = 0
-        while let relative = enumerator?.nextObject() as? String {
-            let parts = relative.split(separator: "/")
-            if parts.count == 3, parts[0].count == 2, parts[2].count == 64 { count += 1 }
-        }
-        return count
     }
 
     /// Headers that must match between the two paths: all but the per-response ones (`CMSD-Dynamic`, the

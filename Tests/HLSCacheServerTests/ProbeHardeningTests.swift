@@ -404,14 +404,9 @@ struct AttackSessionTests {
             var entry: String?
             #expect(
                 try await eventually {
-                    let files =
-                        FileManager.default.enumerator(atPath: server.cacheDirectory)?.compactMap { $0 as? String }
-                        ?? []
-                    entry = files.first { name in
-                        let size =
-                            (try? FileManager.default.attributesOfItem(
-                                atPath: server.cacheDirectory + "/" + name))?[.size]
-                        return !name.hasPrefix("tmp/") && ((size as? Int) ?? 0) > 40_000_000
+                    entry = publishedEntryFiles(in: server.cacheDirectory).first { path in
+                        let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size]
+                        return ((size as? Int) ?? 0) > 40_000_000
                     }
                     return entry != nil
                 })
@@ -423,7 +418,7 @@ struct AttackSessionTests {
             let connection = try RawConnection(port: server.port)
             #expect(connection.send(RawConnection.request("GET", path)))
             _ = try connection.read(upTo: 64 << 10)
-            #expect(truncate(server.cacheDirectory + "/" + entry, 1_000) == 0)
+            #expect(truncate(entry, 1_000) == 0)
             let before = server.cpuTicks
             // Read what is left of the socket's buffers: the server must end the answer short and close.
             let closed = connection.waitForPeerClose(timeout: .seconds(5))

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import HLSCacheTesting
 import SegmentCache
 
 /// A fresh cache directory under the system's temporary directory, and ways to look inside it.
@@ -24,15 +25,7 @@ struct CacheDirectory {
     }
 
     /// Paths of published entry files.
-    var entryFiles: [String] {
-        let enumerator = FileManager.default.enumerator(atPath: path)
-        var files: [String] = []
-        while let relative = enumerator?.nextObject() as? String {
-            let parts = relative.split(separator: "/")
-            if parts.count == 3, parts[2].count == 64 { files.append(path + "/" + relative) }
-        }
-        return files
-    }
+    var entryFiles: [String] { publishedEntryFiles(in: path) }
 
     /// The bytes of all published entry files.
     var entryBytes: Int64 {
