@@ -6,7 +6,7 @@ import Synchronization
 final class ViewRenderGate: Sendable {
     private struct State {
         var running = 0
-        var waiting: [CheckedContinuation<Void, Never>] = []
+        var waiting: [CheckedContinuation<Bool, Never>] = []
     }
 
     private let state = Mutex(State())
@@ -28,44 +28,46 @@ final class ViewRenderGate: Sendable {
         return try await body()
     }
 
+    /// Takes a place, waits in turn for one, or is refused. The count of waiting is read and grown under one lock:
+    /// deciding first and queueing after let two racing callers both take the last waiting place.
     private func enter() async throws {
-        enum Entry { case now, wait, full }
-        let entry = state.withLock { state -> Entry in
-            if state.running < limit {
-                state.running += 1
-                return .now
-            }
-            return state.waiting.count < Self.maxWaiting ? .wait : .full
+        let fast = state.withLock { state -> Bool in
+            guard state.running < limit else { return false }
+            state.running += 1
+            return true
         }
-        switch entry {
-        case .now: return
-        case .full: throw ViewRenderQueueFullError()
-        case .wait:
-            await withCheckedContinuation { continuation in
-                let now = state.withLock { state -> Bool in
-                    // A place freed meanwhile is taken at once.
-                    if state.running < limit {
-                        state.running += 1
-                        return true
-                    }
-                    state.waiting.append(continuation)
-                    return false
+        if fast { return }
+        let admitted = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            enum Entry { case now, queued, full }
+            let entry = state.withLock { state -> Entry in
+                // A place freed meanwhile is taken at once.
+                if state.running < limit {
+                    state.running += 1
+                    return .now
                 }
-                if now { continuation.resume() }
+                guard state.waiting.count < Self.maxWaiting else { return .full }
+                state.waiting.append(continuation)
+                return .queued
+            }
+            switch entry {
+            case .now: continuation.resume(returning: true)
+            case .full: continuation.resume(returning: false)
+            case .queued: break
             }
         }
+        guard admitted else { throw ViewRenderQueueFullError() }
     }
 
     /// Hands the place to the first waiting, or frees it.
     private func leave() {
-        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+        let next = state.withLock { state -> CheckedContinuation<Bool, Never>? in
             guard !state.waiting.isEmpty else {
                 state.running -= 1
                 return nil
             }
             return state.waiting.removeFirst()
         }
-        next?.resume()
+        next?.resume(returning: true)
     }
 }
 
