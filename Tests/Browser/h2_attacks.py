@@ -7,6 +7,8 @@ Usage: h2_attacks.py ATTACK PORT PATH [COUNT]
                       prints whether the server closed the connection and after how many.
   never-read          asks for PATH with a flow-control window of 0 and never opens it; prints how many DATA bytes
                       arrived in 3 s (the server must stop at the window, holding the rest).
+  hpack-table COUNT   asks for PATH COUNT times on one connection, one stream after the other; prints the statuses
+                      and the names of the fields the server entered in the connection's HPACK table.
   keepalive COUNT     two requests on one HTTP/1.1 connection over TLS, COUNT seconds apart; prints both status lines.
   stall COUNT SECONDS COUNT HTTP/1.1 connections over TLS (small receive buffers) ask for PATH, read 100 bytes and
                       stop reading for SECONDS; prints how many got an answer's first bytes.
@@ -169,4 +171,26 @@ elif attack == "never-read":
     received = sum(len(e.data) for e in events if isinstance(e, h2.events.DataReceived))
     status = [dict(e.headers).get(":status") for e in events if isinstance(e, h2.events.ResponseReceived)]
     result.update(received=received, status=status, closed=closed)
+elif attack == "hpack-table":
+    statuses = []
+    for _ in range(count):
+        stream = conn.get_next_available_stream_id()
+        conn.send_headers(stream, headers, end_stream=True)
+        sock.sendall(conn.data_to_send())
+        ended = False
+        deadline = time.time() + 10
+        while not ended and time.time() < deadline:
+            events, closed = drain(0.2)
+            sock.sendall(conn.data_to_send())
+            for event in events:
+                if isinstance(event, h2.events.ResponseReceived):
+                    statuses.append(dict(event.headers).get(":status"))
+                if isinstance(event, h2.events.DataReceived):
+                    conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+                ended = ended or (isinstance(event, h2.events.StreamEnded) and event.stream_id == stream)
+            if closed:
+                break
+    names = sorted({name.decode() if isinstance(name, bytes) else name
+                    for name, _ in conn.decoder.header_table.dynamic_entries})
+    result.update(statuses=statuses, table=names)
 print(json.dumps(result))

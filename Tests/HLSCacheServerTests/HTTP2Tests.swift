@@ -42,6 +42,25 @@ struct HTTP2Tests {
         }
     }
 
+    @Test("a connection's HPACK table keeps the fields that repeat, never the ones each answer changes")
+    func hpackTableKeepsRepeatingFields() async throws {
+        try await TLSTests.withTLSServer { server, origin, certificates in
+            let port = try #require(server.tlsPort)
+            let path = TLSTests.path(origin, "/ts-multivariant/hi/seg1.ts")
+            #expect(try await Curl.get(server.secureURL(path), ["--cacert", certificates.caPath]).status == 200)
+            let result = try await Self.attack(["hpack-table", String(port), path, "4"])
+            #expect(result["statuses"] as? [String] == ["200", "200", "200", "200"], "\(result)")
+            let table = Set(result["table"] as? [String] ?? [])
+            // Entered once and indexed after: the server's name, the type, the CORS fields.
+            #expect(table.isSuperset(of: ["server", "content-type", "access-control-allow-origin"]), "\(table)")
+            // A new value on every answer (or every object): entered, each would push the others out.
+            let changing: Set = [
+                "x-request-id", "cmsd-dynamic", "content-length", "etag", "last-modified", "age", "content-range",
+            ]
+            #expect(table.isDisjoint(with: changing), "\(table)")
+        }
+    }
+
     @Test("the rapid-reset flood (CVE-2023-44487) closes the connection; the server goes on serving")
     func rapidReset() async throws {
         try await TLSTests.withTLSServer { server, origin, certificates in

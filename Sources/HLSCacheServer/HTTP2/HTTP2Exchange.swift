@@ -180,17 +180,30 @@ final class HTTP2Exchange: ChannelInboundHandler, ParkingHandler {
     /// The `HEADERS` of `answer`: its status, its fields (names in lowercase, as HTTP/2 wants them), the connection's
     /// `CMSD-Dynamic` (what the kernel measures for the connection's socket, as for an HTTP/1 answer), `date`,
     /// `server`.
+    ///
+    /// Fields whose values change from answer to answer (``changingFields``) are sent without indexing: entered in
+    /// the connection's HPACK table, each would push out the entries that do repeat (`content-type`, `server`, the
+    /// CORS fields), and every later field's encoding scans the table.
     private func headers(of answer: Answer) -> HPACKHeaders {
         var headers = HPACKHeaders()
         headers.reserveCapacity(16)
         headers.add(name: ":status", value: String(answer.status.code))
-        for field in answer.headers { headers.add(name: field.name.canonicalName, value: field.value) }
+        for field in answer.headers {
+            headers.add(
+                name: field.name.canonicalName, value: field.value,
+                indexing: Self.changingFields.contains(field.name) ? .nonIndexable : .indexable)
+        }
         if let value = connection?.cmsdDynamic(components: components) {
-            headers.add(name: "cmsd-dynamic", value: value)
+            headers.add(name: "cmsd-dynamic", value: value, indexing: .nonIndexable)
         }
         ServerFields.forEach(lowercased: true) { name, value in headers.add(name: name, value: value) }
         return headers
     }
+
+    /// The fields of an answer whose values seldom repeat on a connection.
+    private static let changingFields: Set<HTTPField.Name> = [
+        .contentLength, .contentRange, .eTag, .lastModified, .age, .xRequestID,
+    ]
 
     /// Sends an answer whose body is there (none, a buffer, a file region).
     private func send(_ answer: Answer, context: ChannelHandlerContext) {
