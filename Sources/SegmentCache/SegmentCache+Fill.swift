@@ -316,7 +316,7 @@ extension SegmentCache {
         flight.preparedFile.take()?.discard()
         let callbacks = withState { state -> [@Sendable () -> Void] in
             guard state.flights[flight.digest] === flight else { return [] }
-            state.flights[flight.digest] = nil
+            state.endFlight(flight.digest)
             return state.fillEndCallbacks.removeValue(forKey: flight.digest) ?? []
         }
         for callback in callbacks { callback() }

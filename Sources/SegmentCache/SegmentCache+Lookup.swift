@@ -218,21 +218,25 @@ extension SegmentCache {
 
     /// Opens and validates the entry file named by `digest`.
     ///
-    /// A missing file is forgotten; an unreadable or corrupt one is counted, logged and removed; a file
-    /// holding another key (a hash collision, or `expecting` another range) is left alone.
+    /// A missing file is forgotten, unless an entry arrived or a fill ended since the look (a fill counts its entry
+    /// before it renames the file into place: the file missed may have its name by now); an unreadable or corrupt
+    /// one is counted, logged and removed; a file holding another key (a hash collision, or `expecting` another
+    /// range) is left alone.
     /// - Parameters:
     ///   - digest: the entry's name.
     ///   - expecting: the key the entry must hold, or `nil` to accept the key its name was derived from.
     ///   - writable: open for writing, to update the expiry in place.
     func openEntry(_ digest: EntryDigest, expecting key: CacheKey?, writable: Bool = false) -> StoredEntry? {
-        guard mayHaveFile(digest) else { return nil }
+        guard let arrivalsBefore = arrivalsIfFileMayExist(digest) else { return nil }
         let path = layout.path(of: digest)
         let descriptor: CInt
         do throws(SystemError) {
             descriptor = try operations.open(path, flags: writable ? O_RDWR : O_RDONLY, mode: 0)
         } catch {
             if error.code == ENOENT {
-                withState { state in if state.flights[digest] == nil { state.removeEntry(digest) } }
+                withState { state in
+                    if state.flights[digest] == nil, state.arrivals == arrivalsBefore { state.removeEntry(digest) }
+                }
             } else {
                 reportDiskError(error, key: key)
             }
@@ -272,6 +276,14 @@ extension SegmentCache {
     func mayHaveFile(_ digest: EntryDigest) -> Bool {
         guard !withState({ $0.index.contains(digest) || $0.needsRescan }) else { return true }
         return sharesDirectory()
+    }
+
+    /// ``mayHaveFile(_:)``, with the state's count of arrivals (``CacheState/arrivals``) when it was decided;
+    /// `nil` when no file can be there.
+    private func arrivalsIfFileMayExist(_ digest: EntryDigest) -> UInt64? {
+        let (known, arrivals) = withState { ($0.index.contains(digest) || $0.needsRescan, $0.arrivals) }
+        guard known || sharesDirectory() else { return nil }
+        return arrivals
     }
 
     /// Whether another instance has opened the cache directory (its entries are not in this index).

@@ -7,6 +7,42 @@ import Testing
 
 @Suite("Single-flight fills", .sharedMachine)
 struct SingleFlightTests {
+    /// A lookup that found no file while the fill's entry was counted and not yet renamed into place must not then
+    /// forget that entry: by the time it says so, the fill may have published it and left (CI saw a published entry
+    /// the index no longer held, and a second origin fetch of a key read ahead moments before).
+    @Test("a lookup that missed the file just before its fill published it leaves the entry in the index")
+    func lookupRacingAPublicationKeepsTheEntry() async throws {
+        let directory = CacheDirectory()
+        defer { directory.remove() }
+        let origin = FakeOrigin()
+        let key = PatternOrigin.key(7)
+        let files = FaultyFileOperations()
+        let cache = try SegmentCache(
+            configuration: directory.configuration(), source: origin, clock: SystemCacheClock(), operations: files)
+        files.holdRename(true)
+        let body = try await cache.fetch(key).body.collect()
+        #expect(body == origin.body(of: key.url))
+        // The fill has counted its entry and waits to rename it.
+        #expect(try await eventually { files.renameWaiting == 1 && cache.holds(key) })
+        // The lookup's open finds nothing; before it says so, the fill renames its file and ends.
+        files.onMissingLookup { _ in
+            files.onMissingLookup(nil)
+            files.holdRename(false)
+            let deadline = Date().addingTimeInterval(30)
+            while cache.statistics.fillsInFlight > 0, Date() < deadline { usleep(1_000) }
+        }
+        let looked = await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: cache.cachedEntry(for: key) != nil) }.start()
+        }
+        #expect(!looked, "the lookup ran while the file was not in place")
+        let statistics = cache.statistics
+        #expect(statistics.publishedFills == 1 && statistics.fillsInFlight == 0, "\(statistics)")
+        #expect(statistics.entries == 1, "the index forgot a published entry: \(statistics)")
+        #expect(try await cache.fetch(key).body.collect() == body)
+        #expect(origin.fetchCount(for: key) == 1)
+        await cache.close()
+    }
+
     @Test func hundredRequestsForOneColdKeyShareOneOriginFetch() async throws {
         let directory = CacheDirectory()
         defer { directory.remove() }

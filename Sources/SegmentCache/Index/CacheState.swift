@@ -29,6 +29,10 @@ struct CacheState: Sendable {
     /// How many entries have been forgotten (``removeEntry(_:)``), so that adopting a file opened before a removal
     /// (``adopt(_:size:at:ifNoRemovalSince:)``) can tell that it may be that file.
     private(set) var removals: UInt64 = 0
+    /// How many entries have been added to the index, and fills have ended (a fill's entry is counted before its file
+    /// is renamed into place, and has its name once the fill ends): a lookup that found no file forgets the entry
+    /// only if this has not moved since it looked (``SegmentCache/openEntry(_:expecting:writable:)``).
+    private(set) var arrivals: UInt64 = 0
     /// Entries whose last access changed since it was last written to their file's modification time.
     var dirtyAccess: Set<EntryDigest> = []
     /// Ranged entries by URL, to find one containing a requested range.
@@ -54,9 +58,16 @@ struct CacheState: Sendable {
         }
     }
 
+    /// A fill's flight left the table: its entry, if it kept one, has its file's name now.
+    mutating func endFlight(_ digest: EntryDigest) {
+        arrivals &+= 1
+        flights[digest] = nil
+    }
+
     /// Records an entry published here; its last access is written to the file by the next janitor pass,
     /// as the file's own modification time comes from the system clock, not the cache's.
     mutating func addEntry(_ digest: EntryDigest, size: Int64, lastAccess: Int64, range: ByteRange?) {
+        arrivals &+= 1
         releaseOpen(digest)
         index.insert(digest, size: size, lastAccess: lastAccess)
         dirtyAccess.insert(digest)
@@ -65,6 +76,7 @@ struct CacheState: Sendable {
 
     /// Records an entry found on disk, placing it by its age; does nothing if it is known.
     mutating func addFoundEntry(_ digest: EntryDigest, size: Int64, lastAccess: Int64) {
+        arrivals &+= 1
         index.insertByAge(digest, size: size, lastAccess: lastAccess)
         if digest.isRanged { rangedEntries[digest.url, default: []].insert(digest) }
     }
@@ -105,6 +117,7 @@ struct CacheState: Sendable {
     /// over the bound. The janitor's next scan finds an entry left out.
     mutating func adopt(_ digest: EntryDigest, size: Int64, at time: Int64, ifNoRemovalSince removalsBefore: UInt64) {
         guard removals == removalsBefore, !isBeingRemoved(digest), flights[digest] == nil else { return }
+        arrivals &+= 1
         if !index.touch(digest, at: time) { index.insert(digest, size: size, lastAccess: time) }
         dirtyAccess.insert(digest)
     }

@@ -24,6 +24,9 @@ final class FaultyFileOperations: FileOperations {
     private let synchronizeHeld = Atomic<Bool>(false)
     private let synchronizeWaiters = Atomic<Int>(0)
     private let lookedUp = Mutex<[String]>([])
+    private let renameHeld = Atomic<Bool>(false)
+    private let renameWaiters = Atomic<Int>(0)
+    private let missingLookup = Mutex<(@Sendable (String) -> Void)?>(nil)
 
     init() {}
 
@@ -39,12 +42,21 @@ final class FaultyFileOperations: FileOperations {
     /// The paths opened without `O_CREAT` (lookups of entries, snapshots and locks), in order.
     var pathsLookedUp: [String] { lookedUp.withLock { $0 } }
 
+    /// Calls `body` with the path of each lookup (an open without `O_CREAT`) that finds no file, on the looking
+    /// thread, before the lookup learns of it: what happens meanwhile is what the test wants the lookup not to see.
+    func onMissingLookup(_ body: (@Sendable (String) -> Void)?) { missingLookup.withLock { $0 = body } }
+
     func open(_ path: String, flags: CInt, mode: mode_t) throws(SystemError) -> CInt {
         if flags & O_CREAT == 0 { lookedUp.withLock { $0.append(path) } }
         if flags & O_CREAT != 0, let code = faults.withLock({ $0.failCreate }) {
             throw SystemError(code: code, operation: "open", path: path)
         }
-        return try real.open(path, flags: flags, mode: mode)
+        do throws(SystemError) {
+            return try real.open(path, flags: flags, mode: mode)
+        } catch {
+            if flags & O_CREAT == 0, error.code == ENOENT, let hook = missingLookup.withLock({ $0 }) { hook(path) }
+            throw error
+        }
     }
 
     func close(_ descriptor: CInt) { real.close(descriptor) }
@@ -93,7 +105,19 @@ final class FaultyFileOperations: FileOperations {
         try real.synchronize(descriptor)
     }
 
+    /// While `hold` is set, `rename` blocks its caller's thread until it is cleared: a fill whose entry is counted
+    /// and not yet in place.
+    func holdRename(_ hold: Bool) { renameHeld.store(hold, ordering: .sequentiallyConsistent) }
+
+    /// How many `rename` calls are blocked by ``holdRename(_:)`` now.
+    var renameWaiting: Int { renameWaiters.load(ordering: .sequentiallyConsistent) }
+
     func rename(_ source: String, to destination: String) throws(SystemError) {
+        if renameHeld.load(ordering: .sequentiallyConsistent) {
+            renameWaiters.add(1, ordering: .sequentiallyConsistent)
+            while renameHeld.load(ordering: .sequentiallyConsistent) { usleep(1_000) }
+            renameWaiters.subtract(1, ordering: .sequentiallyConsistent)
+        }
         if let code = faults.withLock({ $0.failRename }) {
             throw SystemError(code: code, operation: "rename", path: destination)
         }
