@@ -127,6 +127,11 @@ struct Answer: Sendable {
         forEachCarriedField { name, value in body(name.rawName, value) }
     }
 
+    /// Replaces the answer's own fields with `fields`.
+    mutating func replaceOwnFields(with fields: HTTPFields) {
+        ownFields = .list(fields)
+    }
+
     /// Sets one of the answer's own fields (a node's `X-Cache-Parent`, a refusal's `WWW-Authenticate`).
     mutating func setField(_ name: HTTPField.Name, to value: String) {
         var fields = ownFields.fields

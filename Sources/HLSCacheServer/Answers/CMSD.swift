@@ -105,12 +105,16 @@ final class InitSections: Sendable {
 extension Answer {
     /// Adds `ht` (held time, CTA-5006) to the answer's `CMSD-Static`, when it has one: the milliseconds since
     /// `since`, when an LL-HLS blocking reload arrived that waited for its fill.
+    ///
+    /// The field is found by a scan and replaced in place: a name lookup in `HTTPFields` builds its index of names, a
+    /// hash of every one, on each of the thousand answers an LL-HLS fill wakes.
     mutating func noteHeld(since: ContinuousClock.Instant, now: ContinuousClock.Instant = .now) {
-        let fields = ownFields.fields
-        guard let cmsd = fields[CMSD.staticName] else { return }
+        var fields = ownFields.fields
+        guard let index = fields.firstIndex(where: { $0.name == CMSD.staticName }) else { return }
         let held = max(.zero, now - since)
         let milliseconds = held.components.seconds * 1000 + held.components.attoseconds / 1_000_000_000_000_000
-        setField(CMSD.staticName, to: cmsd + ",ht=" + String(milliseconds))
+        fields[index].value = fields[index].value + ",ht=" + String(milliseconds)
+        replaceOwnFields(with: fields)
     }
 }
 
