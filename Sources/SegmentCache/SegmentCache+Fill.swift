@@ -126,15 +126,21 @@ extension SegmentCache {
                     throw error
                 }
             }
-            // A cancelled stream may just end: never take that for a complete body.
-            try Task.checkCancellation()
+            // A cancelled stream may just end: never take that for a complete body, unless every announced byte is
+            // in (below).
+            if Task.isCancelled, response.contentLength != received { throw CancellationError() }
             if let announced = response.contentLength, received < announced {
                 throw CacheError.shortBody(key: key, received: received, announced: announced)
             }
         } catch {
-            writer?.discard()
-            fail(flight, error)
-            return
+            // The cache closing cancels its fills: one whose every announced byte is in has a whole body (its
+            // readers have it) and is kept, whatever its stream said of its end once cancelled.
+            let whole = Task.isCancelled && !(error is CacheError) && response.contentLength == received
+            if !whole {
+                writer?.discard()
+                fail(flight, error)
+                return
+            }
         }
         flight.finished()
         if let writer, keeping {

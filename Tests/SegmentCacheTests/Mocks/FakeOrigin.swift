@@ -21,6 +21,8 @@ final class FakeOrigin: ObjectSource {
         var headGate: Gate?
         /// Hold each chunk until the gate opens once.
         var chunkGate: Gate?
+        /// Hold the body's end, after its last byte, until the gate opens once.
+        var endGate: Gate?
         /// Throw ``FakeOriginError`` instead of answering.
         var failBeforeHead = false
     }
@@ -80,6 +82,7 @@ final class FakeOrigin: ObjectSource {
                     continuation.yield(Array(bytes[sent..<end]))
                     sent = end
                 }
+                if let gate = behaviour.endGate { await gate.wait() }
                 continuation.finish()
             }
             continuation.onTermination = { _ in task.cancel() }
