@@ -274,8 +274,7 @@ extension SegmentCache {
     /// (built from a snapshot not rescanned yet, or another instance has opened the directory: ``InstanceWatch``).
     /// `false` spares a miss the `open` of a path that is not there.
     func mayHaveFile(_ digest: EntryDigest) -> Bool {
-        guard !withState({ $0.index.contains(digest) || $0.needsRescan }) else { return true }
-        return sharesDirectory()
+        arrivalsIfFileMayExist(digest) != nil
     }
 
     /// ``mayHaveFile(_:)``, with the state's count of arrivals (``CacheState/arrivals``) when it was decided;
