@@ -33,7 +33,7 @@ struct Grace {
             guard expiredFor <= components.configuration.playlistGrace.seconds else { return nil }
         }
         let backoff = components.refreshBackoff
-        if !cache.isFilling(key), backoff.allowsRefresh(of: key) {
+        if !cache.isFilling(key), backoff.claimRefresh(of: key) {
             let period = RefreshBackoff.period(isLive: rendered.isLive, liveFreshSeconds: rendered.liveFreshSeconds)
             let refresh = Task {
                 // Recorded when it ends, waited for or not: a failure holds the next refresh back for a period.

@@ -16,7 +16,13 @@ final class RefreshBackoff: Sendable {
     /// The most keys remembered; past it, those whose wait is over are forgotten, then the bounded map's choice.
     static let capacity = 4096
 
-    private let failedUntil = Mutex(ClockMap<CacheKey, ContinuousClock.Instant>(capacity: RefreshBackoff.capacity))
+    /// The failures' waits, and the refreshes claimed and not yet ended.
+    private struct State {
+        var failedUntil = ClockMap<CacheKey, ContinuousClock.Instant>(capacity: RefreshBackoff.capacity)
+        var running: Set<CacheKey> = []
+    }
+
+    private let state = Mutex(State())
 
     /// Creates an empty record.
     init() {}
@@ -29,32 +35,42 @@ final class RefreshBackoff: Sendable {
         return .milliseconds(Int64(seconds * 1000))
     }
 
-    /// Whether a refresh of `key` may start now: none failed within its period.
-    func allowsRefresh(of key: CacheKey, now: ContinuousClock.Instant = .now) -> Bool {
-        failedUntil.withLock { failed in
-            guard let until = failed.peek(key) else { return true }
-            if now < until { return false }
-            failed.removeValue(forKey: key)
+    /// Claims the refresh of `key`: `true` when none failed within its period and no claimed one is running; the
+    /// claimer ends it with ``refreshSucceeded(_:)`` or ``refreshFailed(_:period:now:)``. Deciding and claiming are one
+    /// step: two polls that both saw no refresh running started two (a CI run saw an origin failing at once asked
+    /// twice in 0.4 s, the second refresh started between the first's end in the cache and its failure here).
+    func claimRefresh(of key: CacheKey, now: ContinuousClock.Instant = .now) -> Bool {
+        state.withLock { state in
+            guard !state.running.contains(key) else { return false }
+            if let until = state.failedUntil.peek(key) {
+                if now < until { return false }
+                state.failedUntil.removeValue(forKey: key)
+            }
+            state.running.insert(key)
             return true
         }
     }
 
     /// A refresh of `key` failed: the next waits `period`.
     func refreshFailed(_ key: CacheKey, period: Duration, now: ContinuousClock.Instant = .now) {
-        failedUntil.withLock { failed in
-            if failed.count >= Self.capacity, !failed.contains(key) { failed.removeAll(whereValue: { $0 <= now }) }
-            _ = failed.insert(now + period, forKey: key)
+        state.withLock { state in
+            state.running.remove(key)
+            if state.failedUntil.count >= Self.capacity, !state.failedUntil.contains(key) {
+                state.failedUntil.removeAll(whereValue: { $0 <= now })
+            }
+            _ = state.failedUntil.insert(now + period, forKey: key)
         }
     }
 
     /// A refresh of `key` succeeded: the next may start when it is due.
     func refreshSucceeded(_ key: CacheKey) {
-        failedUntil.withLock { failed in
-            guard failed.count > 0 else { return }
-            failed.removeValue(forKey: key)
+        state.withLock { state in
+            state.running.remove(key)
+            guard state.failedUntil.count > 0 else { return }
+            state.failedUntil.removeValue(forKey: key)
         }
     }
 
     /// How many keys are remembered (for tests).
-    var count: Int { failedUntil.withLock { $0.count } }
+    var count: Int { state.withLock { $0.failedUntil.count } }
 }

@@ -12,19 +12,31 @@ struct RefreshBackoffTests {
 
     @Test func aFailureHoldsTheNextRefreshBackForItsPeriodOnly() {
         let backoff = RefreshBackoff()
-        #expect(backoff.allowsRefresh(of: key, now: start))
+        #expect(backoff.claimRefresh(of: key, now: start))
         backoff.refreshFailed(key, period: .seconds(2), now: start)
-        #expect(!backoff.allowsRefresh(of: key, now: start + .milliseconds(1999)))
-        #expect(backoff.allowsRefresh(of: CacheKey(url: "https://origin.test/other.m3u8"), now: start))
-        #expect(backoff.allowsRefresh(of: key, now: start + .seconds(2)))
+        #expect(!backoff.claimRefresh(of: key, now: start + .milliseconds(1999)))
+        #expect(backoff.claimRefresh(of: CacheKey(url: "https://origin.test/other.m3u8"), now: start))
+        #expect(backoff.claimRefresh(of: key, now: start + .seconds(2)))
         #expect(backoff.count == 0, "a wait that is over is forgotten")
+    }
+
+    @Test func aClaimedRefreshHoldsTheOthersBackUntilItEnds() {
+        let backoff = RefreshBackoff()
+        #expect(backoff.claimRefresh(of: key, now: start))
+        #expect(!backoff.claimRefresh(of: key, now: start), "a second poll while the first refresh runs")
+        #expect(backoff.claimRefresh(of: CacheKey(url: "https://origin.test/other.m3u8"), now: start))
+        backoff.refreshSucceeded(key)
+        #expect(backoff.claimRefresh(of: key, now: start))
+        backoff.refreshFailed(key, period: .seconds(1), now: start)
+        #expect(!backoff.claimRefresh(of: key, now: start + .milliseconds(500)))
+        #expect(backoff.claimRefresh(of: key, now: start + .seconds(1)))
     }
 
     @Test func aSuccessEndsTheWait() {
         let backoff = RefreshBackoff()
         backoff.refreshFailed(key, period: .seconds(2), now: start)
         backoff.refreshSucceeded(key)
-        #expect(backoff.allowsRefresh(of: key, now: start))
+        #expect(backoff.claimRefresh(of: key, now: start))
     }
 
     @Test func theWaitIsALiveManifestsRefreshPeriodWithinBoundsElseOneSecond() {
@@ -44,6 +56,6 @@ struct RefreshBackoffTests {
         // Full, two seconds later: the waits that are over go, the one still running stays.
         backoff.refreshFailed(CacheKey(url: "https://o.test/new.m3u8"), period: .seconds(1), now: start + .seconds(2))
         #expect(backoff.count == 2)
-        #expect(!backoff.allowsRefresh(of: key, now: start + .seconds(2)))
+        #expect(!backoff.claimRefresh(of: key, now: start + .seconds(2)))
     }
 }
