@@ -21,11 +21,9 @@ final class FaultyFileOperations: FileOperations {
     private let real = PosixFileOperations()
     private let faults = Mutex(Faults())
     private let written = Atomic<Int>(0)
-    private let synchronizeHeld = Atomic<Bool>(false)
-    private let synchronizeWaiters = Atomic<Int>(0)
+    private let synchronizeHold = ThreadHold()
     private let lookedUp = Mutex<[String]>([])
-    private let renameHeld = Atomic<Bool>(false)
-    private let renameWaiters = Atomic<Int>(0)
+    private let renameHold = ThreadHold()
     private let missingLookup = Mutex<(@Sendable (String) -> Void)?>(nil)
 
     init() {}
@@ -91,33 +89,25 @@ final class FaultyFileOperations: FileOperations {
 
     /// While `hold` is set, `synchronize` blocks its caller's thread until it is cleared: a disk stalled on
     /// `fdatasync`.
-    func holdSynchronize(_ hold: Bool) { synchronizeHeld.store(hold, ordering: .sequentiallyConsistent) }
+    func holdSynchronize(_ hold: Bool) { synchronizeHold.set(hold) }
 
     /// How many `synchronize` calls are blocked by ``holdSynchronize(_:)`` now.
-    var synchronizeWaiting: Int { synchronizeWaiters.load(ordering: .sequentiallyConsistent) }
+    var synchronizeWaiting: Int { synchronizeHold.waiting }
 
     func synchronize(_ descriptor: CInt) throws(SystemError) {
-        if synchronizeHeld.load(ordering: .sequentiallyConsistent) {
-            synchronizeWaiters.add(1, ordering: .sequentiallyConsistent)
-            while synchronizeHeld.load(ordering: .sequentiallyConsistent) { usleep(1_000) }
-            synchronizeWaiters.subtract(1, ordering: .sequentiallyConsistent)
-        }
+        synchronizeHold.pass()
         try real.synchronize(descriptor)
     }
 
     /// While `hold` is set, `rename` blocks its caller's thread until it is cleared: a fill whose entry is counted
     /// and not yet in place.
-    func holdRename(_ hold: Bool) { renameHeld.store(hold, ordering: .sequentiallyConsistent) }
+    func holdRename(_ hold: Bool) { renameHold.set(hold) }
 
     /// How many `rename` calls are blocked by ``holdRename(_:)`` now.
-    var renameWaiting: Int { renameWaiters.load(ordering: .sequentiallyConsistent) }
+    var renameWaiting: Int { renameHold.waiting }
 
     func rename(_ source: String, to destination: String) throws(SystemError) {
-        if renameHeld.load(ordering: .sequentiallyConsistent) {
-            renameWaiters.add(1, ordering: .sequentiallyConsistent)
-            while renameHeld.load(ordering: .sequentiallyConsistent) { usleep(1_000) }
-            renameWaiters.subtract(1, ordering: .sequentiallyConsistent)
-        }
+        renameHold.pass()
         if let code = faults.withLock({ $0.failRename }) {
             throw SystemError(code: code, operation: "rename", path: destination)
         }
@@ -130,5 +120,25 @@ final class FaultyFileOperations: FileOperations {
 
     func setModificationTime(_ path: String, milliseconds: Int64) throws(SystemError) {
         try real.setModificationTime(path, milliseconds: milliseconds)
+    }
+}
+
+/// A switch that, while on, blocks each thread reaching ``pass()`` until it is turned off, counting them.
+private final class ThreadHold: Sendable {
+    private let held = Atomic<Bool>(false)
+    private let waiters = Atomic<Int>(0)
+
+    /// Turns the hold on or off.
+    func set(_ hold: Bool) { held.store(hold, ordering: .sequentiallyConsistent) }
+
+    /// How many threads it blocks now.
+    var waiting: Int { waiters.load(ordering: .sequentiallyConsistent) }
+
+    /// Returns at once when off; otherwise once it is turned off.
+    func pass() {
+        guard held.load(ordering: .sequentiallyConsistent) else { return }
+        waiters.add(1, ordering: .sequentiallyConsistent)
+        while held.load(ordering: .sequentiallyConsistent) { usleep(1_000) }
+        waiters.subtract(1, ordering: .sequentiallyConsistent)
     }
 }
