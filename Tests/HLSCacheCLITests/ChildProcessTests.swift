@@ -27,6 +27,14 @@ struct ChildProcessTests {
         }
     }
 
+    @Test("a program that exits without reading its standard input fails the write, not the test run (SIGPIPE)")
+    func inputNobodyReads() async throws {
+        // More than a pipe holds: the write waits for a reader that exits instead.
+        let input = String(repeating: "x", count: 1 << 20)
+        let exited = try await ChildProcess.run("/bin/sh", ["-c", "exit 4"], input: input)
+        #expect(exited.status == 4)
+    }
+
     @Test("a program its test drops without stopping it (a test that failed first) is ended, children and all")
     func droppedProgramIsEnded() async throws {
         // A shell that ends its child when told to (as nginx's master ends its workers), and one that ignores SIGTERM.

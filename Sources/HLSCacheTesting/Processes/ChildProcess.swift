@@ -41,9 +41,19 @@ public final class ChildProcess: Sendable {
         self.process = process
         startReader(process.output, into: outputBytes)
         if let errors = process.errors { startReader(errors, into: errorBytes) }
-        if let input { Self.writeAll(Array(input.utf8), to: process.input) }
+        if let input {
+            _ = Self.brokenPipesIgnored
+            Self.writeAll(Array(input.utf8), to: process.input)
+        }
         close(process.input)
     }
+
+    /// `SIGPIPE` ignored in the test process, once: a program that exits before it reads its standard input (one that
+    /// refuses its arguments) makes the write of that input fail with `EPIPE` instead of ending the whole test run
+    /// (it did, once, with signal 13). Children start with every signal at its default (``SpawnedProcess``).
+    private static let brokenPipesIgnored: Void = {
+        signal(SIGPIPE, SIG_IGN)
+    }()
 
     /// Writes `bytes` to `descriptor`, retrying on `EINTR`; stops early when the reader went away.
     private static func writeAll(_ bytes: [UInt8], to descriptor: CInt) {
