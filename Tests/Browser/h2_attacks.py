@@ -9,6 +9,9 @@ Usage: h2_attacks.py ATTACK PORT PATH [COUNT]
                       arrived in 3 s (the server must stop at the window, holding the rest).
   hpack-table COUNT   asks for PATH COUNT times on one connection, one stream after the other; prints the statuses
                       and the names of the fields the server entered in the connection's HPACK table.
+  bodies COUNT        COUNT POSTs to PATH on one connection, one after the other, each with a 40 KiB body sent as the
+                      flow-control windows allow; prints the statuses (together the bodies are more than the 65,535
+                      bytes a connection's window starts with: the server must give the window back).
   keepalive COUNT     two requests on one HTTP/1.1 connection over TLS, COUNT seconds apart; prints both status lines.
   stall COUNT SECONDS COUNT HTTP/1.1 connections over TLS (small receive buffers) ask for PATH, read 100 bytes and
                       stop reading for SECONDS; prints how many got an answer's first bytes.
@@ -193,4 +196,31 @@ elif attack == "hpack-table":
     names = sorted({name.decode() if isinstance(name, bytes) else name
                     for name, _ in conn.decoder.header_table.dynamic_entries})
     result.update(statuses=statuses, table=names)
+elif attack == "bodies":
+    statuses = []
+    body = b"x" * (40 << 10)
+    post = [(":method", "POST"), (":path", path), (":scheme", "https"), (":authority", "127.0.0.1"),
+            ("authorization", "Bearer not-the-token"), ("content-type", "application/x-www-form-urlencoded")]
+    for _ in range(count):
+        stream = conn.get_next_available_stream_id()
+        conn.send_headers(stream, post)
+        sent, ended, closed = 0, False, False
+        deadline = time.time() + 5
+        while not ended and not closed and time.time() < deadline:
+            window = min(conn.local_flow_control_window(stream), conn.max_outbound_frame_size, len(body) - sent)
+            if sent < len(body) and window > 0:
+                conn.send_data(stream, body[sent:sent + window], end_stream=sent + window == len(body))
+                sent += window
+            sock.sendall(conn.data_to_send())
+            events, closed = drain(0.05)
+            for event in events:
+                if isinstance(event, h2.events.ResponseReceived):
+                    statuses.append(dict(event.headers).get(":status"))
+                if isinstance(event, h2.events.DataReceived):
+                    conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+                ended = ended or (isinstance(event, h2.events.StreamEnded) and event.stream_id == stream)
+        if not ended:
+            statuses.append("stalled after %d body bytes" % sent)
+            break
+    result.update(statuses=statuses)
 print(json.dumps(result))

@@ -83,6 +83,16 @@ struct HTTP2Tests {
         }
     }
 
+    @Test("request bodies past the 64 KiB a connection's window starts with are read: the server gives the window back")
+    func requestBodiesGiveTheConnectionWindowBack() async throws {
+        try await TLSTests.withTLSServer(arguments: ["--admin-token", PurgeTests.token]) { server, _, _ in
+            let port = try #require(server.tlsPort)
+            // Four forms of 40 KiB with a wrong token: each read whole, then refused.
+            let result = try await Self.attack(["bodies", String(port), "/admin/purge", "4"])
+            #expect(result["statuses"] as? [String] == ["403", "403", "403", "403"], "\(result)")
+        }
+    }
+
     @Test("a client that opens no flow-control window gets the head and no body byte; others are served meanwhile")
     func neverReadingClient() async throws {
         try await TLSTests.withTLSServer { server, origin, certificates in
@@ -98,7 +108,9 @@ struct HTTP2Tests {
         }
     }
 
-    @Test("SIGTERM's drain: an HTTP/2 stream in flight is finished, then the connection goes")
+    @Test(
+        "SIGTERM's drain: the client is told by a GOAWAY, the HTTP/2 stream in flight is finished, then the connection goes"
+    )
     func drainFinishesStreams() async throws {
         let certificates = try await TestCertificates.make()
         let leaf = try await certificates.leaf("server")
@@ -110,12 +122,15 @@ struct HTTP2Tests {
             "--allow-host", "127.0.0.1", "--tls-certificate", leaf.certificatePath, "--tls-key", leaf.keyPath,
         ])
         let url = server.secureURL(TLSTests.path(origin, "/ts-multivariant/hi/seg2.ts"))
-        async let answer = Curl.get(url, ["--cacert", certificates.caPath, "--http2"])
+        async let answer = Curl.get(url, ["--cacert", certificates.caPath, "--http2", "-v"])
         #expect(try await eventually { origin.count("/ts-multivariant/hi/seg2.ts") == 1 })
         let stop = await server.stop()
         let got = try await answer
         #expect(got.status == 200 && got.httpVersion == "2", "\(got.errors)")
+        #expect(got.exitStatus == 0, "\(got.errors)")
         #expect(got.body == origin.file(for: "/ts-multivariant/hi/seg2.ts"))
+        // curl's trace of the GOAWAY: no error, naming the stream in flight (curl 7.88 spells it "recveived").
+        #expect(got.errors.contains("GOAWAY, error=0, last_stream=1"), "\(got.errors)")
         #expect(stop.status == 0 && stop.seconds < 8, "\(stop)")
     }
 }

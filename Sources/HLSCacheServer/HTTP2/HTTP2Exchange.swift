@@ -5,25 +5,33 @@ import NIOHTTP2
 import RequestHeads
 import SegmentCache
 
-/// One HTTP/2 stream: one exchange of the same engine as an HTTP/1 request's. Its head becomes an
-/// ``ExchangeRequest`` (``DecodedHead/init(http2:)``), resolved through the same memo, answered from the same hit
-/// path, routed by the same ``Answer/route(_:resolution:record:components:)`` and planned by the same
-/// ``Answer/origin(_:record:components:verdict:)``; only the writing differs: `HEADERS` from the answer's fields, then
-/// `DATA` (a buffer, a file region, or the fill's chunks as they come, each written once the stream's flow-control
-/// window takes more). A stream the client resets ends its writer; the fill goes on for the cache.
+/// One HTTP/2 stream (``HTTP2Streams`` makes one per stream and feeds it the stream's frames): one exchange of the
+/// same engine as an HTTP/1 request's. Its head becomes an ``ExchangeRequest`` (``DecodedHead/init(http2:)``),
+/// resolved through the same memo, answered from the same hit path, routed by the same
+/// ``Answer/route(_:resolution:record:components:)`` and planned by the same
+/// ``Answer/origin(_:record:components:verdict:)``; only the writing differs: `HEADERS` from the answer's fields,
+/// then `DATA` (a buffer, a file region, or the fill's chunks as they come, at most two of them handed to the framing
+/// layer and not yet on the wire, which holds them while the stream's flow-control window is shut). A stream the
+/// client resets ends its writer; the fill goes on for the cache.
+///
+/// Every call comes on the connection's event loop, with the context of its ``HTTP2Streams``.
 ///
 /// A request body (a purge's form) is read up to ``maxBodyBytes``.
-final class HTTP2Exchange: ChannelInboundHandler, ParkingHandler {
-    typealias InboundIn = HTTP2Frame.FramePayload
-    typealias OutboundOut = HTTP2Frame.FramePayload
-
+final class HTTP2Exchange: ParkingHandler {
     /// The most request-body bytes read (a purge's form is a few hundred).
     static let maxBodyBytes = 64 << 10
 
+    /// The stream's number.
+    let streamID: HTTP2StreamID
+    /// The connection's streams, which write the frames.
+    private unowned let streams: HTTP2Streams
     private let components: ServerComponents
     private var head: HPACKHeaders?
     private var body: ByteBuffer?
     private var started = false
+    /// Whether the stream is open: until it closes (answered and ended both ways, reset, or gone with the
+    /// connection), ``closed()``.
+    private(set) var isOpen = true
     /// The LL-HLS blocking reload parked on this stream, if it is (``park(_:_:context:)``).
     private var parked: ParkedRequest?
     /// The parking's numbering and its rendering wait (one parking per stream, as per HTTP/1 connection).
@@ -41,16 +49,20 @@ final class HTTP2Exchange: ChannelInboundHandler, ParkingHandler {
     /// The stream's connection, for what it measures (its `CMSD-Dynamic`).
     private weak var connection: HTTP2Connection?
 
-    init(components: ServerComponents, connection: HTTP2Connection?) {
+    init(
+        streamID: HTTP2StreamID, streams: HTTP2Streams, components: ServerComponents, connection: HTTP2Connection?
+    ) {
+        self.streamID = streamID
+        self.streams = streams
         self.components = components
         self.connection = connection
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    /// A frame of the stream's: its head (and trailers, which end it too), its body.
+    func receive(_ payload: HTTP2Frame.FramePayload, context: ChannelHandlerContext) {
         guard !started else { return }
-        switch unwrapInboundIn(data) {
+        switch payload {
         case .headers(let headers):
-            // Trailers after a body end it too.
             if head == nil { head = headers.headers }
             if headers.endStream { start(context: context) }
         case .data(let frame):
@@ -67,6 +79,30 @@ final class HTTP2Exchange: ChannelInboundHandler, ParkingHandler {
         default:
             break
         }
+    }
+
+    /// The stream has closed: what is left of a file body is never written, and its end is a failure (its
+    /// descriptor goes back); a writer still going stops at its next chunk.
+    func closed() {
+        isOpen = false
+        if let pending = pendingFile {
+            pendingFile = nil
+            pending.end.fail(ChannelError.ioOnClosedChannel)
+        }
+    }
+
+    /// Hands `payload` to the framing layer, flushed at the end of the round.
+    private func write(
+        _ payload: HTTP2Frame.FramePayload, context: ChannelHandlerContext, promise: EventLoopPromise<Void>? = nil
+    ) {
+        streams.write(payload, on: streamID, context: context, promise: promise)
+    }
+
+    /// Resets the stream (`RST_STREAM`, `CANCEL`): no clean end, so the client cannot take a cut body for a whole
+    /// one.
+    private func reset(context: ChannelHandlerContext) {
+        guard isOpen else { return }
+        write(.rstStream(.cancel), context: context)
     }
 
     /// The request is whole: answered at once when it can be, else planned.
@@ -129,7 +165,7 @@ final class HTTP2Exchange: ChannelInboundHandler, ParkingHandler {
     /// The fill the parked request waited for has ended: its hit is written now; anything else is planned.
     func fillEnded(parking number: Int, batch: WakeBatch, context: ChannelHandlerContext) {
         guard number == parking.number, let parked else { return }
-        guard context.channel.isActive else {
+        guard isOpen else {
             // The client reset the stream meanwhile: nothing to answer.
             self.parked = nil
             return
@@ -217,21 +253,21 @@ final class HTTP2Exchange: ChannelInboundHandler, ParkingHandler {
             } else {
                 // An entry file cut short since it was opened: the stream ends; the player asks again.
                 answer.finished(bytes: 0, aborted: ChannelError.ioOnClosedChannel, components: components)
-                context.close(promise: nil)
+                reset(context: context)
             }
             return
         }
         let headers = headers(of: answer)
         let written = context.eventLoop.makePromise(of: Void.self)
         if case .fileRegion(let region) = body.data, region.readableBytes > Self.fileSliceBytes {
-            context.write(wrapOutboundOut(.headers(.init(headers: headers))), promise: nil)
+            write(.headers(.init(headers: headers)), context: context)
             pendingFile = (region, written)
             writeFileSlices(context: context)
         } else if let data = body.data {
-            context.write(wrapOutboundOut(.headers(.init(headers: headers))), promise: nil)
-            context.writeAndFlush(wrapOutboundOut(.data(.init(data: data, endStream: true))), promise: written)
+            write(.headers(.init(headers: headers)), context: context)
+            write(.data(.init(data: data, endStream: true)), context: context, promise: written)
         } else {
-            context.writeAndFlush(wrapOutboundOut(.headers(.init(headers: headers, endStream: true))), promise: written)
+            write(.headers(.init(headers: headers, endStream: true)), context: context, promise: written)
         }
         let components = components
         written.futureResult.assumeIsolated().whenComplete { result in
@@ -258,9 +294,9 @@ final class HTTP2Exchange: ChannelInboundHandler, ParkingHandler {
             region.moveReaderIndex(forwardBy: length)
             let last = region.readableBytes == 0
             pendingFile = last ? nil : (region, pending.end)
-            let data = wrapOutboundOut(.data(.init(data: .fileRegion(slice), endStream: last)))
+            let data = HTTP2Frame.FramePayload.data(.init(data: .fileRegion(slice), endStream: last))
             if last {
-                context.writeAndFlush(data, promise: pending.end)
+                write(data, context: context, promise: pending.end)
                 return
             }
             slicesWriting += 1
@@ -275,25 +311,18 @@ final class HTTP2Exchange: ChannelInboundHandler, ParkingHandler {
                         pendingFile = nil
                         pending.end.fail(error)
                     }
-                    context.close(promise: nil)
+                    reset(context: context)
                 }
             }
-            context.writeAndFlush(data, promise: written)
+            write(data, context: context, promise: written)
         }
     }
 
-    func channelInactive(context: ChannelHandlerContext) {
-        // A stream reset mid-body: the rest is never written; the body's end is a failure (its descriptor goes back).
-        if let pending = pendingFile {
-            pendingFile = nil
-            pending.end.fail(ChannelError.ioOnClosedChannel)
-        }
-        context.fireChannelInactive()
-    }
-
-    /// Writes a planned answer: at once when its body is there, else its head, then the fill's chunks as they come.
+    /// Writes a planned answer: at once when its body is there, else its head, then the fill's chunks as they come,
+    /// each handed to the framing layer once the one before the last is on the wire (two at most wait for the
+    /// stream's flow-control window).
     private func write(planned answer: Answer, context: ChannelHandlerContext) async {
-        guard context.channel.isActive else {
+        guard isOpen else {
             // The stream was reset while the origin was asked: nothing to write.
             answer.finished(bytes: 0, aborted: ChannelError.ioOnClosedChannel, components: components)
             return
@@ -302,33 +331,34 @@ final class HTTP2Exchange: ChannelInboundHandler, ParkingHandler {
             send(answer, context: context)
             return
         }
-        context.writeAndFlush(
-            wrapOutboundOut(.headers(.init(headers: headers(of: answer)))), promise: nil)
+        write(.headers(.init(headers: headers(of: answer))), context: context)
         var sent: Int64 = 0
         do {
             var chunks = body.makeAsyncIterator()
+            var previous: EventLoopFuture<Void>?
             while let chunk = try await chunks.next(isolation: nil) {
-                guard context.channel.isActive else { throw ChannelError.ioOnClosedChannel }
+                guard isOpen else { throw ChannelError.ioOnClosedChannel }
                 if chunk.isEmpty { continue }
-                let last = context.eventLoop.makePromise(of: Void.self)
+                let written = context.eventLoop.makePromise(of: Void.self)
                 let data = context.channel.allocator.buffer(bytes: chunk)
-                context.writeAndFlush(wrapOutboundOut(.data(.init(data: .byteBuffer(data)))), promise: last)
+                write(.data(.init(data: .byteBuffer(data))), context: context, promise: written)
                 sent += Int64(chunk.count)
-                // The stream's window is full (or the connection's): wait until the client takes more.
-                if !context.channel.isWritable { try await last.futureResult.get() }
+                // The stream's window is shut (or the connection's): wait until the client takes more.
+                try await previous?.get()
+                previous = written.futureResult
             }
             if let expected = answer.length, sent != expected {
                 throw TruncatedBodyError(
                     url: answer.record.originURL ?? answer.record.path, expected: expected, sent: sent)
             }
+            guard isOpen else { throw ChannelError.ioOnClosedChannel }
             let end = context.eventLoop.makePromise(of: Void.self)
-            context.writeAndFlush(
-                wrapOutboundOut(.data(.init(data: .byteBuffer(ByteBuffer()), endStream: true))), promise: end)
+            write(.data(.init(data: .byteBuffer(ByteBuffer()), endStream: true)), context: context, promise: end)
             try await end.futureResult.get()
             answer.finished(bytes: sent, aborted: nil, components: components)
         } catch {
             // No clean end: the stream is reset, so the client cannot take a cut body for a whole one.
-            context.close(promise: nil)
+            reset(context: context)
             answer.finished(bytes: sent, aborted: error, components: components)
         }
     }

@@ -3,8 +3,8 @@ import NIOHTTP2
 import Synchronization
 
 /// The handlers of an HTTP/2 connection (by ALPN over TLS, or by prior knowledge in cleartext): swift-nio-http2's
-/// framing layer, with its limits, and one ``HTTP2Exchange`` per stream; ``HTTP2Connection`` in front of it counts
-/// the connection and closes it when idle.
+/// framing layer, with its limits, and behind it ``HTTP2Streams``, one ``HTTP2Exchange`` per stream (no stream
+/// channels); ``HTTP2Connection`` in front of it counts the connection and closes it when idle.
 ///
 /// The limits (RFC 9113 and the attacks on it):
 /// - at most `--http2-max-streams` streams open at once (`SETTINGS_MAX_CONCURRENT_STREAMS`, 100 by default);
@@ -27,23 +27,12 @@ enum HTTP2Pipeline {
             HTTP2Setting(parameter: .headerTableSize, value: 4096),
             HTTP2Setting(parameter: .initialWindowSize, value: 1 << 20),
         ]
-        var stream = NIOHTTP2Handler.StreamConfiguration()
-        stream.targetWindowSize = 1 << 20
-        stream.outboundBufferSizeHighWatermark = 256 << 10
-        stream.outboundBufferSizeLowWatermark = 128 << 10
         let operations = channel.pipeline.syncOperations
         let front = HTTP2Connection(counter: counter, idle: idle)
         try operations.addHandler(front)
-        let bound = NIOLoopBound(front, eventLoop: channel.eventLoop)
-        try operations.addHandler(HTTP2RoundFlush())
-        _ = try operations.configureHTTP2Pipeline(
-            mode: .server, connectionConfiguration: connection, streamConfiguration: stream
-        ) { stream in
-            stream.eventLoop.makeCompletedFuture {
-                try stream.pipeline.syncOperations.addHandler(
-                    HTTP2Exchange(components: components, connection: bound.value))
-            }
-        }
+        try operations.addHandler(
+            NIOHTTP2Handler(mode: .server, connectionConfiguration: connection, streamConfiguration: .init()))
+        try operations.addHandler(HTTP2Streams(components: components, connection: front))
         try operations.addHandler(HTTP2ConnectionError())
     }
 }
@@ -131,38 +120,5 @@ final class HTTP2ConnectionError: ChannelInboundHandler {
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         context.close(promise: nil)
-    }
-}
-
-/// In front of an HTTP/2 connection's framing layer: its flushes are deferred to the end of the event loop's round
-/// (``EventLoopFlushes``), so the streams answered in one round (a thousand LL-HLS blocking reloads a fill wakes at
-/// once, the requests of one read) go out in one flush: over TLS, one run of records and one write, not one each
-/// (a flush per stream took 80 ms for a thousand).
-final class HTTP2RoundFlush: ChannelOutboundHandler, RoundFlushed {
-    typealias OutboundIn = NIOAny
-    typealias OutboundOut = NIOAny
-
-    private var flushAsked = false
-
-    func flush(context: ChannelHandlerContext) {
-        guard !flushAsked else { return }
-        flushAsked = true
-        EventLoopFlushes.flush(self, context: context)
-    }
-
-    func roundEnded(context: ChannelHandlerContext) {
-        guard flushAsked else { return }
-        flushAsked = false
-        context.flush()
-    }
-
-    /// A close goes out after what waits for the round's flush: the framing layer's `GOAWAY` on a connection error,
-    /// the last answers of a drain.
-    func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
-        if flushAsked {
-            flushAsked = false
-            context.flush()
-        }
-        context.close(mode: mode, promise: promise)
     }
 }

@@ -116,7 +116,7 @@ struct ReloadParking {
     }
 }
 
-/// A channel handler that parks requests with ``ReloadParking``.
+/// What parks requests with ``ReloadParking``: an HTTP/1 connection's front, an HTTP/2 stream's exchange.
 protocol ParkingHandler: AnyObject {
     /// The fill parking `number` waited for has ended (or its rendering was kept, or its patience ran out); on the
     /// handler's event loop. A number other than the latest parking's is stale: nothing to do.
