@@ -5,8 +5,8 @@ import NIOCore
 /// handler, between the TLS handler and the connection's own, reads each region into buffers of ``chunkSize`` as the
 /// channel takes them (never past its write buffer's high-water mark), so a large object costs no more memory than a
 /// small one, and writes made after a region wait behind it, in order. A region is read only once a flush asks for it,
-/// and each chunk is flushed on through the TLS layer as it is read: what that layer holds unflushed never turns the
-/// channel unwritable.
+/// and what is read is flushed on through the TLS layer a chunk at a time: what that layer holds unflushed never turns
+/// the channel unwritable.
 ///
 /// A file that ends before its region does (truncated under us) fails the write and closes the connection: the
 /// answer's length was promised, and a short body must not look complete.
@@ -25,6 +25,8 @@ final class FileRegionReader: ChannelDuplexHandler {
     /// Whether a flush was asked for since the pending writes began.
     private var flushAsked = false
     private var pumping = false
+    /// Bytes read from regions and written since the last flush.
+    private var unflushedBytes = 0
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         let io = unwrapOutboundIn(data)
@@ -70,7 +72,7 @@ final class FileRegionReader: ChannelDuplexHandler {
                 wrote = true
             case .fileRegion(let region):
                 guard context.channel.isWritable else {
-                    if wrote { context.flush() }
+                    if wrote { flushRead(context: context) }
                     return
                 }
                 let remaining = region.readableBytes - regionOffset
@@ -99,15 +101,27 @@ final class FileRegionReader: ChannelDuplexHandler {
                 } else {
                     context.write(wrapOutboundOut(.byteBuffer(buffer)), promise: nil)
                 }
-                // Each chunk goes on through the TLS layer at once: what that layer holds unflushed never turns the
-                // channel unwritable, and the whole region would be read.
-                context.flush()
-                wrote = false
+                // What was read goes on through the TLS layer once it makes a chunk: what that layer holds unflushed
+                // never turns the channel unwritable, and the whole region would be read. (Not each region's bytes at
+                // once: an HTTP/2 body comes as a region per frame, 16 KiB, and a flush each was a write each.)
+                unflushedBytes += count
+                if unflushedBytes >= Self.chunkSize {
+                    context.flush()
+                    unflushedBytes = 0
+                    wrote = false
+                } else {
+                    wrote = true
+                }
             }
         }
         // Everything asked for is written: the next writes wait for their own flush.
         flushAsked = false
-        if wrote { context.flush() }
+        if wrote { flushRead(context: context) }
+    }
+
+    private func flushRead(context: ChannelHandlerContext) {
+        context.flush()
+        unflushedBytes = 0
     }
 
     /// Reads up to `count` bytes of `region`, `offset` bytes into it.

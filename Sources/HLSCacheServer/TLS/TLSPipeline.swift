@@ -3,8 +3,8 @@ import NIOSSL
 import NIOTLS
 
 /// The handlers of a connection to the HTTPS port: plain HTTP refused (``PlaintextRefusal``), a handshake deadline
-/// (``HandshakeDeadline``), TLS with the pair loaded now (``TLSCertificates``), file bodies read into buffers for the
-/// encryption (``FileRegionReader``), then by ALPN either HTTP/2 (``HTTP2Pipeline``) or the same ``ConnectionGuard`` and
+/// (``HandshakeDeadline``), TLS with the pair loaded now (``TLSCertificates``), small writes packed into whole records
+/// (``TLSRecordPacker``), file bodies read into buffers for the encryption (``FileRegionReader``), then by ALPN either HTTP/2 (``HTTP2Pipeline``) or the same ``ConnectionGuard`` and
 /// ``ConnectionFront`` as a cleartext HTTP/1 connection's.
 enum TLSPipeline {
     /// Installs the handlers on a new connection, on its loop.
@@ -16,6 +16,7 @@ enum TLSPipeline {
         try operations.addHandler(SocketEnd())
         try operations.addHandler(PlaintextRefusal(logged: components.plaintextClients, logger: components.logger))
         try operations.addHandler(NIOSSLServerHandler(context: certificates.context))
+        try operations.addHandler(TLSRecordPacker())
         // Behind the TLS layer: the handshake's completion is an event that layer sends on.
         try operations.addHandler(HandshakeDeadline(timeout: timeouts.requestHead))
         try operations.addHandler(FileRegionReader())
