@@ -91,11 +91,13 @@ final class HTTP2Exchange: ParkingHandler {
         }
     }
 
-    /// Hands `payload` to the framing layer, flushed at the end of the round.
+    /// Hands `payload` to the framing layer, and flushes it through unless `flush` is `false` (a write of the same
+    /// answer follows at once).
     private func write(
-        _ payload: HTTP2Frame.FramePayload, context: ChannelHandlerContext, promise: EventLoopPromise<Void>? = nil
+        _ payload: HTTP2Frame.FramePayload, context: ChannelHandlerContext, promise: EventLoopPromise<Void>? = nil,
+        flush: Bool = true
     ) {
-        streams.write(payload, on: streamID, context: context, promise: promise)
+        streams.write(payload, on: streamID, context: context, promise: promise, flush: flush)
     }
 
     /// Resets the stream (`RST_STREAM`, `CANCEL`): no clean end, so the client cannot take a cut body for a whole
@@ -260,11 +262,11 @@ final class HTTP2Exchange: ParkingHandler {
         let headers = headers(of: answer)
         let written = context.eventLoop.makePromise(of: Void.self)
         if case .fileRegion(let region) = body.data, region.readableBytes > Self.fileSliceBytes {
-            write(.headers(.init(headers: headers)), context: context)
+            write(.headers(.init(headers: headers)), context: context, flush: false)
             pendingFile = (region, written)
             writeFileSlices(context: context)
         } else if let data = body.data {
-            write(.headers(.init(headers: headers)), context: context)
+            write(.headers(.init(headers: headers)), context: context, flush: false)
             write(.data(.init(data: data, endStream: true)), context: context, promise: written)
         } else {
             write(.headers(.init(headers: headers, endStream: true)), context: context, promise: written)
