@@ -282,10 +282,10 @@ final class HTTP2Exchange: ParkingHandler {
     }
 
     /// Writes the file body's next slices, ``fileSliceBytes`` each, keeping at most ``slicesInFlight`` of them
-    /// handed to the framing layer and not yet on the wire: each one written brings the next. (The stream channel's
-    /// writability would not do: it turns unwritable only once the connection does, and by then the framing layer
-    /// has cut the whole body into frames, a few hundred bytes each, 40 MB for 100 streams of 20 MiB.) The last
-    /// slice ends the stream and completes the body's promise.
+    /// handed to the framing layer and not yet on the wire: each one written brings the next. (The connection's
+    /// writability would not do: it turns unwritable only once the socket's buffer is full, and by then the framing
+    /// layer holds the whole body cut into frames, a few hundred bytes each, 40 MB for 100 streams of 20 MiB.) The
+    /// last slice ends the stream and completes the body's promise.
     private func writeFileSlices(context: ChannelHandlerContext) {
         while let pending = pendingFile, slicesWriting < Self.slicesInFlight {
             var region = pending.region
