@@ -23,7 +23,9 @@ final class HTTP2Exchange: ParkingHandler {
 
     /// The stream's number.
     let streamID: HTTP2StreamID
-    /// The connection's streams, which write the frames.
+    /// The connection's streams, which write the frames. Not retained: they outlive every write, since nothing is
+    /// written once the stream is closed (``isOpen``), and ``HTTP2Streams`` closes each exchange when the connection
+    /// goes inactive, before its handlers are removed.
     private unowned let streams: HTTP2Streams
     private let components: ServerComponents
     private var head: HPACKHeaders?
