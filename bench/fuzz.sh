@@ -69,7 +69,9 @@ seed_dir() {
                 "GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\nGET /o/http/a/b.ts HTTP/1.0\r\n\r\n" \
                 "CONNECT h:443 HTTP/1.1\r\nHost: h:443\r\n\r\n" \
                 "GET http://h/o/https/cdn.test/a.m3u8 HTTP/1.1\r\nHost: h\r\nHost: i\r\n\r\n" \
-                "POST /o/x HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"; do
+                "POST /o/x HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n" \
+                ":method: GET\n:scheme: https\n:path: /o/https/cdn.test/a.ts\n:authority: h\nrange: bytes=0-9\nte: trailers" \
+                ":method: GET\n:scheme: https\n:path: /a\naccept: */*\n:authority: h\nConnection: x"; do
                 printf '%b' "$seed" > "$dir/$index"; index=$((index + 1))
             done
             ;;

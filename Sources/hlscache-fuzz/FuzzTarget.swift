@@ -23,7 +23,8 @@ enum FuzzTarget: String, FuzzHarness {
     /// The MPD parser (libxml2 and the model reader) and the MPD rewriter.
     case mpd
     /// The front's request head scanner, against the HTTP/1 decoder (a head it reads that the decoder reads
-    /// otherwise is a crash); what the scanner does not read, through the decoder into ``DecodedHead``. The rest of
+    /// otherwise is a crash); what the scanner does not read, through the decoder into ``DecodedHead``; the same
+    /// bytes as an HTTP/2 header block into ``DecodedHead`` (a malformed block read as a request is a crash). The rest of
     /// the request path, up to the answer's plan, is `hlscache-fuzz-exchange`'s harness.
     case request
     /// The CMCD parser (CTA-5004's dictionaries, query and header modes) and the `CMCD` parameter's split from a
@@ -101,6 +102,7 @@ enum FuzzTarget: String, FuzzHarness {
     }
 
     private static func request(_ bytes: [UInt8]) {
+        http2Head(bytes)
         guard case .request(let request, let length) = RequestHeadScanner.scan(ByteBuffer(bytes: bytes)) else {
             decodedRequests(bytes)
             return
@@ -115,6 +117,25 @@ enum FuzzTarget: String, FuzzHarness {
         else {
             fatalError("the scanner read \(request) from a head the decoder reads as \(parts) (\(decoded))")
         }
+    }
+
+    /// The same bytes as an HTTP/2 stream's header block, as HPACK would hand it over: a field a line, its name up to
+    /// the first colon after the line's first byte (a pseudo-header's name starts with one). A block read as a
+    /// request must have passed RFC 9113's checks: any other is a crash.
+    private static func http2Head(_ bytes: [UInt8]) {
+        let fields = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).prefix(64).map {
+            line -> (name: String, value: String) in
+            let colon = line.dropFirst().firstIndex(of: UInt8(ascii: ":")) ?? line.endIndex
+            let value = line[colon...].dropFirst().drop { $0 == UInt8(ascii: " ") }
+            return (String(decoding: line[..<colon], as: UTF8.self), String(decoding: value, as: UTF8.self))
+        }
+        guard case .request(let request) = DecodedHead(http2: fields) else { return }
+        for (name, value) in fields {
+            precondition(!name.isEmpty && !name.utf8.contains { $0 >= 0x41 && $0 <= 0x5A }, "a name kept: \(name)")
+            precondition(!value.utf8.contains { $0 == 0 || $0 == 0x0A || $0 == 0x0D }, "a value kept: \(value)")
+            precondition(!["connection", "transfer-encoding", "upgrade"].contains(name), "a field kept: \(name)")
+        }
+        _ = DecodedHead.originForm(request.target)
     }
 
     /// What the scanner does not read goes to the HTTP/1 decoder, as the server hands it the rest of the connection:

@@ -12,6 +12,11 @@ Usage: h2_attacks.py ATTACK PORT PATH [COUNT]
   bodies COUNT        COUNT POSTs to PATH on one connection, one after the other, each with a 40 KiB body sent as the
                       flow-control windows allow; prints the statuses (together the bodies are more than the 65,535
                       bytes a connection's window starts with: the server must give the window back).
+  malformed           on one connection, one after the other: GET requests whose heads RFC 9113 calls malformed
+                      (an uppercase name, a connection-specific field, `te: gzip`, a pseudo-header after a field,
+                      no :scheme, an unknown or a repeated pseudo-header, a CR in a value, a body longer than its
+                      content-length), then a well-formed GET of PATH; prints the statuses, the first line of
+                      each refusal's body and whether the connection closed.
   keepalive COUNT     two requests on one HTTP/1.1 connection over TLS, COUNT seconds apart; prints both status lines.
   stall COUNT SECONDS COUNT HTTP/1.1 connections over TLS (small receive buffers) ask for PATH, read 100 bytes and
                       stop reading for SECONDS; prints how many got an answer's first bytes.
@@ -83,7 +88,11 @@ sock.settimeout(5)
 settings = {}
 if attack == "never-read":
     settings[h2.settings.SettingCodes.INITIAL_WINDOW_SIZE] = 0
-conn = h2.connection.H2Connection(config=h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
+# The malformed heads are sent as written: the library neither checks nor lowercases them.
+lenient = attack == "malformed"
+conn = h2.connection.H2Connection(config=h2.config.H2Configuration(
+    client_side=True, header_encoding="utf-8", validate_outbound_headers=not lenient,
+    normalize_outbound_headers=not lenient))
 conn.initiate_connection()
 if settings:
     conn.update_settings(settings)
@@ -117,6 +126,18 @@ def drain(timeout):
                 return events, True
     return events, False
 
+
+def read_stream(events, stream, statuses):
+    """Reads one stream's events: appends each status to `statuses`, gives back each DATA frame's window, and
+    says whether `stream` ended."""
+    ended = False
+    for event in events:
+        if isinstance(event, h2.events.ResponseReceived):
+            statuses.append(dict(event.headers).get(":status"))
+        if isinstance(event, h2.events.DataReceived):
+            conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+        ended = ended or (isinstance(event, h2.events.StreamEnded) and event.stream_id == stream)
+    return ended
 
 result = {"attack": attack}
 if attack == "rapid-reset":
@@ -185,12 +206,7 @@ elif attack == "hpack-table":
         while not ended and time.time() < deadline:
             events, closed = drain(0.2)
             sock.sendall(conn.data_to_send())
-            for event in events:
-                if isinstance(event, h2.events.ResponseReceived):
-                    statuses.append(dict(event.headers).get(":status"))
-                if isinstance(event, h2.events.DataReceived):
-                    conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
-                ended = ended or (isinstance(event, h2.events.StreamEnded) and event.stream_id == stream)
+            ended = read_stream(events, stream, statuses) or ended
             if closed:
                 break
     names = sorted({name.decode() if isinstance(name, bytes) else name
@@ -213,14 +229,42 @@ elif attack == "bodies":
                 sent += window
             sock.sendall(conn.data_to_send())
             events, closed = drain(0.05)
-            for event in events:
-                if isinstance(event, h2.events.ResponseReceived):
-                    statuses.append(dict(event.headers).get(":status"))
-                if isinstance(event, h2.events.DataReceived):
-                    conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
-                ended = ended or (isinstance(event, h2.events.StreamEnded) and event.stream_id == stream)
+            ended = read_stream(events, stream, statuses) or ended
         if not ended:
             statuses.append("stalled after %d body bytes" % sent)
             break
     result.update(statuses=statuses)
+elif attack == "malformed":
+    base = [(":method", "GET"), (":path", path), (":scheme", "https"), (":authority", "127.0.0.1")]
+    heads = [
+        (base + [("X-Upper", "1")], None),
+        (base + [("connection", "keep-alive")], None),
+        (base + [("te", "gzip")], None),
+        ([(":method", "GET"), (":scheme", "https"), ("accept", "*/*"), (":path", path)], None),
+        ([(":method", "GET"), (":path", path), (":authority", "127.0.0.1")], None),
+        (base + [(":foo", "bar")], None),
+        (base + [(":path", path)], None),
+        (base + [("x-split", "a\rb")], None),
+        ([(":method", "POST")] + base[1:] + [("content-length", "3")], b"abcdef"),
+        (base, None),
+    ]
+    statuses, reasons, closed = [], [], False
+    for fields, body in heads:
+        stream = conn.get_next_available_stream_id()
+        conn.send_headers(stream, fields, end_stream=body is None)
+        if body is not None:
+            conn.send_data(stream, body, end_stream=True)
+        sock.sendall(conn.data_to_send())
+        ended, text = False, b""
+        deadline = time.time() + 10
+        while not ended and time.time() < deadline:
+            events, closed = drain(0.2)
+            text += b"".join(e.data for e in events if isinstance(e, h2.events.DataReceived) and e.stream_id == stream)
+            ended = read_stream(events, stream, statuses) or ended
+            if closed:
+                break
+        reasons.append(text[:200].decode("utf-8", "replace").split("\n", 1)[0])
+        if closed:
+            break
+    result.update(statuses=statuses, reasons=reasons[:-1], closed=closed)
 print(json.dumps(result))

@@ -83,6 +83,29 @@ struct HTTP2Tests {
         }
     }
 
+    @Test("a malformed request head (RFC 9113 section 8.1.1) gets a 400 on its stream; the connection goes on")
+    func malformedHeadsEndTheirStreamOnly() async throws {
+        try await TLSTests.withTLSServer { server, origin, certificates in
+            let port = try #require(server.tlsPort)
+            let path = TLSTests.path(origin, "/ts-multivariant/hi/seg1.ts")
+            let result = try await Self.attack(["malformed", String(port), path])
+            // Nine malformed heads, each refused alone, then the well-formed one, answered on the same connection.
+            #expect(result["statuses"] as? [String] == Array(repeating: "400", count: 9) + ["200"], "\(result)")
+            #expect(result["closed"] as? Bool == false, "\(result)")
+            #expect(origin.count("/ts-multivariant/hi/seg1.ts") == 1)
+            let reasons = result["reasons"] as? [String] ?? []
+            #expect(
+                reasons
+                    == [
+                        "a field name that is not a lowercase token", "a connection-specific field",
+                        "te other than trailers", "a pseudo-header field after a regular field",
+                        "a request without :method, :scheme or :path", "an unknown pseudo-header field",
+                        "a pseudo-header field given twice", "a field value with NUL, CR or LF",
+                        "a body whose length is not its content-length",
+                    ].map { "a malformed HTTP/2 request: \($0)" }, "\(result)")
+        }
+    }
+
     @Test("request bodies past the 64 KiB a connection's window starts with are read: the server gives the window back")
     func requestBodiesGiveTheConnectionWindowBack() async throws {
         try await TLSTests.withTLSServer(arguments: ["--admin-token", PurgeTests.token]) { server, _, _ in

@@ -113,6 +113,13 @@ final class HTTP2Exchange: ParkingHandler {
     private func start(context: ChannelHandlerContext) {
         guard !started, let head else { return }
         started = true
+        // RFC 9113 section 8.1.1: a body whose length is not the one declared makes the request malformed.
+        if let declared = head.first(name: "content-length"), Int(declared) != (body?.readableBytes ?? 0) {
+            refuse(
+                .badRequest, "a malformed HTTP/2 request: a body whose length is not its content-length",
+                context: context)
+            return
+        }
         let decoded = DecodedHead(http2: head.map { (name: $0.name, value: $0.value) })
         guard case .request(let request) = decoded else {
             if case .refused(let status, let reason) = decoded { refuse(status, reason, context: context) }

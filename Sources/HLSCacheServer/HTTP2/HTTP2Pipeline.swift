@@ -11,7 +11,9 @@ import Synchronization
 /// - a header list of at most ``maxHeaderListSize`` bytes (`SETTINGS_MAX_HEADER_LIST_SIZE`), an HPACK table of 4 KiB;
 /// - the rapid-reset flood (CVE-2023-44487): past 200 streams reset by the client in 30 s, the connection is closed;
 /// - CONTINUATION floods (CVE-2024-27316): past swift-nio-http2's limit of sequential CONTINUATION frames, closed;
-/// - control-frame floods (PING, SETTINGS) and empty DATA frames: swift-nio-http2's own limits.
+/// - control-frame floods (PING, SETTINGS) and empty DATA frames: swift-nio-http2's own limits;
+/// - a malformed request head (RFC 9113 section 8.1.1, `HTTP2HeadCheck`): a 400 on its stream, the connection
+///   goes on.
 enum HTTP2Pipeline {
     /// The largest header list a client may send, in bytes.
     static let maxHeaderListSize = 16 << 10
@@ -27,6 +29,12 @@ enum HTTP2Pipeline {
             HTTP2Setting(parameter: .headerTableSize, value: 4096),
             HTTP2Setting(parameter: .initialWindowSize, value: 1 << 20),
         ]
+        // The request's header block and its body's length are checked once per stream, where the request is read
+        // (`DecodedHead(http2:)`, `HTTP2Exchange`): the framing layer's checks run on every answer's block too, a
+        // tenth of the work of a thousand woken LL-HLS answers. What an answer carries is made legal where it is
+        // made (`HTTPField` values, lowercase names).
+        connection.headerBlockValidation = .disabled
+        connection.contentLengthValidation = .disabled
         let operations = channel.pipeline.syncOperations
         let front = HTTP2Connection(counter: counter, idle: idle)
         try operations.addHandler(front)

@@ -106,8 +106,7 @@ final class FileRegionReader: ChannelDuplexHandler {
                 // once: an HTTP/2 body comes as a region per frame, 16 KiB, and a flush each was a write each.)
                 unflushedBytes += count
                 if unflushedBytes >= Self.chunkSize {
-                    context.flush()
-                    unflushedBytes = 0
+                    flushRead(context: context)
                     wrote = false
                 } else {
                     wrote = true
