@@ -18,7 +18,7 @@ fi
 cleanup() {
     local p
     # shellcheck disable=SC2086  # fleet_pids holds several ids
-    for p in ${nginx_pid:-} ${https_nginx_pid:-} ${serve_pid:-} ${logged_pid:-} ${slow_pid:-} ${proxy_cache_pid:-} ${varnish_pid:-} ${fleet_lb_pid:-} ${fleet_pids:-}; do
+    for p in ${nginx_pid:-} ${https_nginx_pid:-} ${serve_pid:-} ${bound_pid:-} ${logged_pid:-} ${slow_pid:-} ${proxy_cache_pid:-} ${varnish_pid:-} ${fleet_lb_pid:-} ${fleet_pids:-}; do
         kill "$p" 2>/dev/null || true
     done
     if [ -n "${fleet_dir:-}" ]; then rm -rf "$fleet_dir" 2>/dev/null || true; fi
@@ -327,8 +327,15 @@ PY
     # Cold miss time to first byte (100 KiB object), against an origin that waits 200 ms: hlscache's minus the origin's
     # (medians of 31). The two are asked in turn, so that a machine slowing down or speeding up meanwhile (this VM's
     # scheduler packs threads on one core; the same binary read 0.6-1.2 ms in blocks of 15) weighs on both alike.
-    # The peers' own cold misses, in the same rounds: nginx proxy_cache and Varnish in front of the same slow origin.
+    # The peers' own cold misses, in the same rounds: nginx proxy_cache and Varnish in front of the same slow origin;
+    # and hlscache's own with its threads bound in pairs (--cpu-affinity auto, not the default: cold_ttfb_bound).
     start_slow_origin "$slow_port" "$root" 0.2
+    local bound_cache bound_port=18446
+    bound_cache=$(mktemp -d)
+    "$hlscache" serve --port "$bound_port" --cache-dir "$bound_cache" --allow-host 127.0.0.1 --log-level warning \
+        --cpu-affinity auto >/dev/null &
+    bound_pid=$!
+    wait_up "http://127.0.0.1:$bound_port/healthz" || true
     stop_proxy_cache
     stop_varnish
     varnish=""
@@ -340,12 +347,17 @@ PY
     for i in $(seq 31); do
         printf 'direct %s\n' "$(curl -s -o /dev/null -w '%{time_starttransfer}' "http://127.0.0.1:$slow_port/obj100k.ts?n=$i")"
         printf 'cold %s\n' "$(curl -s -o /dev/null -w '%{time_starttransfer}' "http://127.0.0.1:$port/o/http/127.0.0.1:$slow_port/obj100k.ts?n=$i")"
+        printf 'bound %s\n' "$(curl -s -o /dev/null -w '%{time_starttransfer}' "http://127.0.0.1:$bound_port/o/http/127.0.0.1:$slow_port/obj100k.ts?n=$i")"
         printf 'nginx %s\n' "$(curl -s -o /dev/null -w '%{time_starttransfer}' "http://127.0.0.1:$proxy_cache_port/obj100k.ts?n=$i")"
         [ -z "$varnish" ] || printf 'varnish %s\n' "$(curl -s -o /dev/null -w '%{time_starttransfer}' "$varnish/obj100k.ts?n=$i")"
     done > "$pairs"
     direct=$(awk '$1 == "direct" { print $2 }' "$pairs" | median)
     cold=$(awk '$1 == "cold" { print $2 }' "$pairs" | median)
     awk -v a="$cold" -v b="$direct" 'BEGIN { printf "cold_ttfb_overhead_ms %.2f\n", (a - b) * 1000 }'
+    cold=$(awk '$1 == "bound" { print $2 }' "$pairs" | median)
+    awk -v a="$cold" -v b="$direct" 'BEGIN { printf "cold_ttfb_overhead_bound_ms %.2f\n", (a - b) * 1000 }'
+    kill "$bound_pid" 2>/dev/null || true; wait "$bound_pid" 2>/dev/null || true; bound_pid=""
+    rm -rf "$bound_cache"
     peer=$(awk '$1 == "nginx" { print $2 }' "$pairs" | median)
     awk -v a="$peer" -v b="$direct" 'BEGIN { printf "nginx_proxy_cache_cold_ttfb_overhead_ms %.2f\n", (a - b) * 1000 }'
     if [ -n "$varnish" ]; then

@@ -147,9 +147,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(
         help: """
             Bind each event loop and its origin thread to one processor: auto (when the process has a processor for \
-            each pair) or off.
+            each pair; for a machine that runs nothing else busy) or off.
             """)
-    var cpuAffinity = "auto"
+    var cpuAffinity = "off"
 
     @Option(help: "Most connections served at once (also bounded by the open-file limit, raised at start).")
     var maxConnections = 4096

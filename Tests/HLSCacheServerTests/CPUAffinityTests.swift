@@ -8,17 +8,18 @@ import Testing
 
 @testable import HLSCacheServer
 
-/// The served process's threads as `--cpu-affinity` places them: by default, each event loop and the origin thread of
-/// its number on one processor when the process has one for each pair; with `off`, where the scheduler likes.
+/// The served process's threads as `--cpu-affinity` places them: with `auto`, each event loop and the origin thread of
+/// its number on one processor when the process has one for each pair; by default (`off`), where the scheduler likes.
 @Suite("CPU affinity", .sharedMachine)
 struct CPUAffinityTests {
-    @Test("by default each event loop and its origin thread share a processor, when there is one per pair")
-    func pairsBoundByDefault() async throws {
+    @Test(
+        "with --cpu-affinity auto each event loop and its origin thread share a processor, when there is one per pair")
+    func pairsBoundWithAuto() async throws {
         // The served process inherits this one's affinity mask and cgroup, so it decides as this process would.
         let expected = ThreadPlacement.decide(
             mode: .auto, loops: System.coreCount, workers: OriginClientConfiguration.defaultWorkerThreads,
             allowed: ProcessorAffinity.allowed(), usable: ProcessorAffinity.usableCount)
-        try await withServerProcess { server, origin in
+        try await withServerProcess(arguments: ["--cpu-affinity", "auto"]) { server, origin in
             #expect(Self.logged(expected.summary, in: server.log), "\(server.log)")
             // A miss goes through a loop and an origin thread: both still where they were put.
             _ = try await TestHTTP.get(server.proxied(origin.url("/bytes/1000")))
@@ -43,9 +44,9 @@ struct CPUAffinityTests {
         }
     }
 
-    @Test("with --cpu-affinity off no thread is bound")
-    func offBindsNothing() async throws {
-        try await withServerProcess(arguments: ["--cpu-affinity", "off"]) { server, origin in
+    @Test("by default, as with --cpu-affinity off, no thread is bound", arguments: [[], ["--cpu-affinity", "off"]])
+    func offBindsNothing(_ arguments: [String]) async throws {
+        try await withServerProcess(arguments: arguments) { server, origin in
             _ = try await TestHTTP.get(server.proxied(origin.url("/bytes/1000")))
             #expect(Self.logged("off (--cpu-affinity off)", in: server.log), "\(server.log)")
             #expect(server.threadProcessors.allSatisfy { $0.processors == ProcessorAffinity.allowed() })

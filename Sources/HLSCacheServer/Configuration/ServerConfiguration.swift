@@ -81,8 +81,8 @@ public struct ServerConfiguration: Sendable {
     /// Bound of the in-memory tier (rewritten playlists and small hot objects), in bytes.
     public var memoryCacheBytes: Int = 64 << 20
     /// Whether each event loop and the origin-client thread its fetches go to are bound to one processor
-    /// (`--cpu-affinity`; ``ThreadPlacement`` decides when `auto` binds).
-    public var cpuAffinity: CPUAffinity = .auto
+    /// (`--cpu-affinity`; ``ThreadPlacement`` decides when `auto` binds). Off by default.
+    public var cpuAffinity: CPUAffinity = .off
     /// The most connections served at once (lowered at start to what the open-file limit allows); past it, a new
     /// connection's request is answered 503 and the connection closed.
     public var maxConnections: Int = 4096
@@ -170,9 +170,11 @@ extension ServerConfiguration {
     /// Whether the server binds its threads to processors (`--cpu-affinity`).
     public enum CPUAffinity: String, Sendable, CaseIterable {
         /// Bind each event loop and its origin-client thread to one processor when the process has a processor for
-        /// each pair and no CPU quota below that (a machine or a `--cpuset-cpus` container of its own).
+        /// each pair and no CPU quota below that (a machine or a `--cpuset-cpus` container of its own, with nothing
+        /// else busy on its processors).
         case auto
-        /// Never bind: the scheduler places every thread.
+        /// Never bind: the scheduler places every thread. The default: a bound loop cannot leave a processor that
+        /// players or other programs on the same machine keep busy.
         case off
     }
 }

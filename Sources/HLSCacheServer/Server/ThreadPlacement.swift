@@ -18,6 +18,12 @@ import OriginClient
 /// quota below that. Otherwise (more cores than the four origin threads, `--origin-threads` set apart, a CPU quota,
 /// one processor) nothing is bound and the scheduler places every thread, as it does with `off`. The loops are the
 /// process's (NIO's singleton group): a second server started in the same process would bind them alike.
+///
+/// `off` is the default. A bound loop cannot leave its processor when another program keeps it busy (the players of a
+/// lab or a CI farm, on the same machine): with a single-threaded HTTP/2 client on the same two processors, the loop
+/// sharing the client's processor fell behind while the other waited (100 KiB hits over HTTP/2 at 0.86 of nginx's
+/// rate bound, 0.95 unbound, in one run), against a cold miss's first byte some 0.07 ms sooner bound
+/// (`bench/PROFILES.md`). nginx, too, binds its workers only when told to (`worker_cpu_affinity`).
 struct ThreadPlacement: Sendable, Equatable {
     /// The processor of pair `i` (event loop `i`, origin thread `i`); empty when nothing is bound.
     let processors: [Int]
