@@ -4,6 +4,8 @@ import HLSCacheTesting
 import HLSPlaylist
 import Testing
 
+@testable import HLSCacheServer
+
 /// The live history through a real server: `hlscache.delay` follows the origin's versions some seconds behind,
 /// start-over plays the live stream's first segments from the cache once the origin has dropped them, and again
 /// after a restart; a listed segment gone from cache and origin is a 410.
@@ -143,6 +145,24 @@ struct LiveHistoryTests {
             // A start before the history is refused with the reason.
             let early = try await TestHTTP.get(plain + "?hlscache.start=2000-01-01T00:00:00Z")
             #expect(early.status == 422 && early.text.contains("before"), "\(early.text)")
+        }
+    }
+
+    @Test(
+        "a live playlist's new version is answered first: its segments are asked of the origin 50 ms later at the soonest",
+        arguments: [["--read-ahead", "0"], ["--live-history", "0"]])
+    func liveVersionFetchesWait(_ arguments: [String]) async throws {
+        try await withServer(arguments: arguments) { server, origin in
+            // The history (the first set of arguments) or the read-ahead (the second) fetches the newest segment.
+            let answer = try await TestHTTP.get(server.proxied(origin.url("/live/index.m3u8")))
+            #expect(answer.status == 200)
+            let listed = answer.text.split(separator: "\n").last { $0.hasSuffix(".ts") }
+            let name = try #require(listed?.split(separator: "/").last, "\(answer.text)")
+            let newest = "/live/\(name)"
+            #expect(try await eventually { origin.count(newest) == 1 }, "\(origin.counts)")
+            let playlist = try #require(origin.firstRequest(of: "/live/index.m3u8"))
+            let segment = try #require(origin.firstRequest(of: newest))
+            #expect(segment - playlist >= ReadAhead.liveVersionDelay, "\(segment - playlist)")
         }
     }
 

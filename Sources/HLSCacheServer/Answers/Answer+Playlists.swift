@@ -30,7 +30,7 @@ extension Answer {
             }
         }
         if let readAhead = components.readAhead, rendered.isLive, rendered.readAheadQueued.claim() {
-            readAhead.enqueue(rendered.newestSegments)
+            readAhead.enqueue(rendered.newestSegments, after: ReadAhead.liveVersionDelay)
         }
         let length = Int64(rendered.body.length)
         if result != .stale, let made = rendered.hitFields(lastModified: metadata.lastModified) {

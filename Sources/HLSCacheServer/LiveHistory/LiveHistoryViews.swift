@@ -50,6 +50,6 @@ struct LiveHistoryViews {
         let urls = history.record(url: url, absolute, fetchedAt: fetchedAt)
         guard !urls.isEmpty else { return }
         let policy = components.origin.keys
-        components.historyReadAhead.enqueue(urls.map { policy.key(for: $0) })
+        components.historyReadAhead.enqueue(urls.map { policy.key(for: $0) }, after: ReadAhead.liveVersionDelay)
     }
 }

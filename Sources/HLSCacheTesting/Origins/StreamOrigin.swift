@@ -44,6 +44,7 @@ public final class StreamOrigin: Sendable {
     }
 
     private let requests = Mutex<[String: Int]>([:])
+    private let firstSeen = Mutex<[String: ContinuousClock.Instant]>([:])
     private let queries = Mutex<[String]>([])
     private let cmcdSeen = Mutex<[(target: String, fields: [String])]>([])
     private let behaviors = Mutex<[String: Behavior]>([:])
@@ -61,6 +62,9 @@ public final class StreamOrigin: Sendable {
 
     /// Requests received for `path` (query ignored).
     public func count(_ path: String) -> Int { requests.withLock { $0[path] ?? 0 } }
+
+    /// When the first request for `path` (query ignored) arrived.
+    public func firstRequest(of path: String) -> ContinuousClock.Instant? { firstSeen.withLock { $0[path] } }
 
     /// Every request so far, by path.
     public var counts: [String: Int] { requests.withLock { $0 } }
@@ -141,6 +145,7 @@ public final class StreamOrigin: Sendable {
             requests[path, default: 0] += 1
             return requests[path]!
         }
+        if seen == 1 { firstSeen.withLock { $0[path] = $0[path] ?? .now } }
         queries.withLock { $0.append(request.head.path ?? path) }
         let cmcd = request.headers.filter { $0.name.canonicalName.lowercased().hasPrefix("cmcd-") }
             .map { "\($0.name.canonicalName): \($0.value)" }
