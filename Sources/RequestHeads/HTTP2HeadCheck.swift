@@ -1,6 +1,7 @@
 /// The checks RFC 9113 section 8.2 and 8.3 ask of an HTTP/2 request's header block, one field at a time, as
 /// ``DecodedHead/init(http2:)`` reads it: names are lowercase tokens; the pseudo-header fields (`:method`, `:scheme`,
-/// `:path`, `:authority`) come first, each at most once, `:method`, `:scheme` and a non-empty `:path` always; no
+/// `:path`, `:authority`) come first, each at most once, `:method`, `:scheme` and `:path` always (a `:path` that
+/// does not start with `/` is refused by ``DecodedHead/init(http2:)`` after these checks); no
 /// connection-specific field (`connection`, `keep-alive`, `proxy-connection`, `transfer-encoding`, `upgrade`), and
 /// `te` only as `trailers`; no value holds NUL, CR or LF, and a pseudo-header's holds no control byte or space.
 ///
