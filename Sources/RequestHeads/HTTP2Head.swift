@@ -19,7 +19,7 @@ extension DecodedHead {
             switch name {
             case ":method": method = value
             case ":path": path = value
-            case ":authority", ":scheme", ":protocol": continue
+            case ":authority", ":scheme": continue
             default:
                 var name = name
                 var value = value

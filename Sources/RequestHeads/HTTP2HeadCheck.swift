@@ -50,7 +50,9 @@ struct HTTP2HeadCheck {
             return nil
         }
         regularSeen = true
-        guard name.allSatisfy(Self.isLowercaseTokenByte) else { return "a field name that is not a lowercase token" }
+        guard name.allSatisfy({ RequestHeadScanner.isTokenByte($0) && !Self.isUppercase($0) }) else {
+            return "a field name that is not a lowercase token"
+        }
         guard !value.contains(where: { $0 == 0 || $0 == 0x0A || $0 == 0x0D }) else {
             return "a field value with NUL, CR or LF"
         }
@@ -78,11 +80,8 @@ struct HTTP2HeadCheck {
         return seen & required == required ? nil : "a request without :method, :scheme or :path"
     }
 
-    /// RFC 9110's `tchar` without the uppercase letters (RFC 9113 section 8.2.1).
-    private static func isLowercaseTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case 0x21, 0x23...0x27, 0x2A, 0x2B, 0x2D, 0x2E, 0x30...0x39, 0x5E...0x7A, 0x7C, 0x7E: true
-        default: false
-        }
+    /// An uppercase ASCII letter: a token's byte that an HTTP/2 field name must not have (RFC 9113 section 8.2.1).
+    private static func isUppercase(_ byte: UInt8) -> Bool {
+        byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z")
     }
 }

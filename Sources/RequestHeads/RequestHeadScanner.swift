@@ -74,7 +74,7 @@ package enum RequestHeadScanner {
     private static func isSpace(_ byte: UInt8) -> Bool { byte == space || byte == UInt8(ascii: "\t") }
 
     /// A `tchar` of RFC 9110 (a field name's and a method's bytes).
-    private static func isTokenByte(_ byte: UInt8) -> Bool {
+    static func isTokenByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
             UInt8(ascii: "0")...UInt8(ascii: "9"):

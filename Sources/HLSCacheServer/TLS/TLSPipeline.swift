@@ -4,8 +4,9 @@ import NIOTLS
 
 /// The handlers of a connection to the HTTPS port: plain HTTP refused (``PlaintextRefusal``), a handshake deadline
 /// (``HandshakeDeadline``), TLS with the pair loaded now (``TLSCertificates``), small writes packed into whole records
-/// (``TLSRecordPacker``), file bodies read into buffers for the encryption (``FileRegionReader``), then by ALPN either HTTP/2 (``HTTP2Pipeline``) or the same ``ConnectionGuard`` and
-/// ``ConnectionFront`` as a cleartext HTTP/1 connection's.
+/// (``TLSRecordPacker``), file bodies read into buffers for the encryption (``FileRegionReader``), then by ALPN either
+/// HTTP/2 (``HTTP2Pipeline``) or the same ``ConnectionGuard`` and ``ConnectionFront`` as a cleartext HTTP/1
+/// connection's.
 enum TLSPipeline {
     /// Installs the handlers on a new connection, on its loop.
     static func install(
